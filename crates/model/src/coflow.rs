@@ -1,0 +1,97 @@
+//! Flows, coflows and traces: the workload that schedulers order and simulators replay.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fabric::Fabric;
+
+pub type CoflowId = u64;
+
+/// One flow: `bytes` from the uplink of port `src` to the downlink of port `dst`. A flow with
+/// `src == dst` (a self-flow, present in the Facebook trace) still crosses the fabric: it uses
+/// `src`'s uplink and `dst`'s downlink, as CoflowSim does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: f64,
+}
+
+/// A coflow: flows that finish only when all of them do. All flows start at `arrival_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coflow {
+    pub id: CoflowId,
+    /// Arrival time in seconds from the start of the trace.
+    pub arrival_s: f64,
+    pub flows: Vec<Flow>,
+    /// Deadline relative to arrival, in seconds, if the coflow has one.
+    pub deadline_s: Option<f64>,
+    /// Weight for weighted policies (Sincronia's ordering, fair sharing between tenants).
+    pub weight: f64,
+    /// Tenant or application the coflow belongs to, if known.
+    pub tenant: Option<u32>,
+    /// Coflows this one depends on (DAG edges, finishes-before).
+    pub parents: Vec<CoflowId>,
+}
+
+impl Coflow {
+    pub fn new(id: CoflowId, arrival_s: f64, flows: Vec<Flow>) -> Self {
+        Coflow {
+            id,
+            arrival_s,
+            flows,
+            deadline_s: None,
+            weight: 1.0,
+            tenant: None,
+            parents: Vec::new(),
+        }
+    }
+
+    /// Total bytes over all flows (the coflow's *size*).
+    pub fn bytes(&self) -> f64 {
+        self.flows.iter().map(|f| f.bytes).sum()
+    }
+
+    /// Largest flow in bytes (the coflow's *length*).
+    pub fn length_bytes(&self) -> f64 {
+        self.flows.iter().map(|f| f.bytes).fold(0.0, f64::max)
+    }
+
+    /// Number of flows (the coflow's *width*).
+    pub fn width(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Bytes leaving and entering each port of a `ports`-port fabric.
+    pub fn port_loads(&self, ports: usize) -> (Vec<f64>, Vec<f64>) {
+        let mut out = vec![0.0; ports];
+        let mut inn = vec![0.0; ports];
+        for f in &self.flows {
+            out[f.src as usize] += f.bytes;
+            inn[f.dst as usize] += f.bytes;
+        }
+        (out, inn)
+    }
+
+    /// Γ on an empty fabric: the coflow's completion time alone (Eq 4.1 with Rem = capacity).
+    pub fn isolated_cct_s(&self, fabric: &Fabric) -> f64 {
+        let (out, inn) = self.port_loads(fabric.ports());
+        fabric.isolated_time_s(&out, &inn)
+    }
+}
+
+/// A workload: a fabric size and coflows sorted by arrival.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub ports: u32,
+    pub coflows: Vec<Coflow>,
+}
+
+impl Trace {
+    pub fn flows(&self) -> usize {
+        self.coflows.iter().map(|c| c.flows.len()).sum()
+    }
+
+    pub fn bytes(&self) -> f64 {
+        self.coflows.iter().map(|c| c.bytes()).sum()
+    }
+}

@@ -1,0 +1,11 @@
+//! The bottom layer of coflowkit: what a coflow is, what the fabric is, and how traces and
+//! synthetic workloads are read, written and generated. No policy and no clock live here.
+
+pub mod bins;
+pub mod coflow;
+pub mod fabric;
+pub mod stats;
+pub mod units;
+
+pub use coflow::{Coflow, CoflowId, Flow, Trace};
+pub use fabric::Fabric;

@@ -1,0 +1,62 @@
+//! Units. Internally sizes are bytes (f64) and time is seconds (f64); rates are bytes per second.
+//! Traces speak megabytes (2^20 bytes) and milliseconds; users speak bits per second.
+
+use thiserror::Error;
+
+/// Bytes in one trace megabyte (the coflow literature's MB is 2^20 bytes).
+pub const MB: f64 = 1_048_576.0;
+
+#[derive(Debug, Error, PartialEq)]
+#[error("invalid rate `{text}`: {why} (use bits per second, e.g. 1000000000, 10gbit, 500mbit)")]
+pub struct RateError {
+    pub text: String,
+    pub why: &'static str,
+}
+
+/// Parse a link rate given in bits per second: a plain number (`1e9`, `1000000000`) or a number
+/// with a unit suffix `kbit`, `mbit`, `gbit`, `tbit` (decimal, as `tc` reads them; `bps`/`bit`
+/// are plain). Returns bits per second.
+pub fn parse_rate_bps(text: &str) -> Result<f64, RateError> {
+    let t = text.trim().to_ascii_lowercase();
+    let err = |why| RateError { text: text.to_string(), why };
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.trim().parse().map_err(|_| err("not a number"))?;
+    let mult = match unit.trim() {
+        "" | "bit" | "bps" => 1.0,
+        "kbit" | "kbps" => 1e3,
+        "mbit" | "mbps" => 1e6,
+        "gbit" | "gbps" => 1e9,
+        "tbit" | "tbps" => 1e12,
+        _ => return Err(err("unknown unit")),
+    };
+    let bps = value * mult;
+    if !bps.is_finite() || bps <= 0.0 {
+        return Err(err("must be positive and finite"));
+    }
+    Ok(bps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_suffixed_rates() {
+        assert_eq!(parse_rate_bps("1000000000").unwrap(), 1e9);
+        assert_eq!(parse_rate_bps("1e9").unwrap(), 1e9);
+        assert_eq!(parse_rate_bps("10gbit").unwrap(), 1e10);
+        assert_eq!(parse_rate_bps("500mbit").unwrap(), 5e8);
+        assert_eq!(parse_rate_bps("160Mbit").unwrap(), 1.6e8);
+    }
+
+    #[test]
+    fn rejects_bad_rates() {
+        assert!(parse_rate_bps("fast").is_err());
+        assert!(parse_rate_bps("-1gbit").is_err());
+        assert!(parse_rate_bps("0").is_err());
+        assert!(parse_rate_bps("10furlong").is_err());
+    }
+}
