@@ -1,0 +1,12 @@
+//! The simulated world for inter-coflow scheduling: an exact event-driven fluid model of a
+//! non-blocking fabric. Rates are piecewise constant between events; the next event is the
+//! earliest of an arrival, a flow completion, or a wake-up the scheduler asked for. There is no
+//! time step. The schedulers are the shared ones of `coflowkit-sched`.
+
+pub mod engine;
+pub mod outcome;
+pub mod summary;
+
+pub use engine::{simulate, SimError};
+pub use outcome::{CoflowOutcome, SimOutput};
+pub use summary::Summary;

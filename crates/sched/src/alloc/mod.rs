@@ -1,0 +1,9 @@
+//! Rate-allocation building blocks shared by every policy.
+
+pub mod budget;
+pub mod madd;
+pub mod waterfill;
+
+pub use budget::Budget;
+pub use madd::{backfill, madd, madd_for, Backfill, PortLoads};
+pub use waterfill::{Demand, WaterFill};

@@ -1,0 +1,27 @@
+//! Inter-coflow schedulers: pure, deterministic functions from what a coordinator knows (the
+//! fabric, the active coflows, bytes sent, sizes for clairvoyant policies, the current time) to
+//! per-flow rates. The flow-level simulator and the real coordinator call this same code; a
+//! scheduler never owns the clock, it is told the time and may ask to be called again.
+
+pub mod alloc;
+pub mod policy;
+pub mod registry;
+pub mod state;
+
+pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
+pub use state::{CoflowState, Decision, FlowState, Rates, Snapshot};
+
+/// One inter-coflow scheduling policy.
+pub trait Scheduler: Send {
+    /// The name users select it by.
+    fn name(&self) -> &str;
+
+    /// True when the policy reads flow sizes (`remaining_bytes`); such a policy needs a world
+    /// that knows them at registration.
+    fn clairvoyant(&self) -> bool;
+
+    /// Rates for every unfinished flow in `snap`, written into `rates` (already shaped like the
+    /// snapshot and zeroed). Rates never exceed any port's capacity. Called on every arrival,
+    /// every completion and at the wake-up it asked for.
+    fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision;
+}

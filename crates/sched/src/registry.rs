@@ -1,0 +1,121 @@
+//! Schedulers by name, with every option a user can set. The CLI, the benchmark and the runtime
+//! all build schedulers here, so a name means the same policy everywhere.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::alloc::Backfill;
+use crate::policy::fair::Fair;
+use crate::policy::ordered::{Order, Ordered};
+use crate::policy::pfp::Pfp;
+use crate::policy::varys::{Varys, VarysConfig};
+use crate::policy::wss::Wss;
+use crate::Scheduler;
+
+/// Every selectable scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedulerKind {
+    Fair,
+    Pfp,
+    Fifo,
+    Scf,
+    Ncf,
+    Tcf,
+    Sebf,
+    Wss,
+    Varys,
+}
+
+impl SchedulerKind {
+    pub const ALL: &'static [SchedulerKind] = &[
+        SchedulerKind::Fair,
+        SchedulerKind::Pfp,
+        SchedulerKind::Fifo,
+        SchedulerKind::Scf,
+        SchedulerKind::Ncf,
+        SchedulerKind::Tcf,
+        SchedulerKind::Sebf,
+        SchedulerKind::Wss,
+        SchedulerKind::Varys,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedulerKind::Fair => "fair",
+            SchedulerKind::Pfp => "pfp",
+            SchedulerKind::Fifo => "fifo",
+            SchedulerKind::Scf => "scf",
+            SchedulerKind::Ncf => "ncf",
+            SchedulerKind::Tcf => "tcf",
+            SchedulerKind::Sebf => "sebf",
+            SchedulerKind::Wss => "wss",
+            SchedulerKind::Varys => "varys",
+        }
+    }
+
+    /// One line for `--help` and error messages.
+    pub fn about(self) -> &'static str {
+        match self {
+            SchedulerKind::Fair => "per-flow max-min fairness (TCP-like)",
+            SchedulerKind::Pfp => "per-flow prioritization: SRTF, EDF with deadlines",
+            SchedulerKind::Fifo => "coflows in arrival order, MADD inside, backfilling",
+            SchedulerKind::Scf => "shortest (largest remaining flow) coflow first",
+            SchedulerKind::Ncf => "narrowest coflow first",
+            SchedulerKind::Tcf => "smallest total remaining bytes first",
+            SchedulerKind::Sebf => "smallest effective bottleneck first, no starvation timers",
+            SchedulerKind::Wss => "Orchestra's weighted shuffle scheduling",
+            SchedulerKind::Varys => "SEBF + MADD + backfill + T/delta starvation; deadlines",
+        }
+    }
+}
+
+impl fmt::Display for SchedulerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Error)]
+#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownScheduler(pub String);
+
+impl std::str::FromStr for SchedulerKind {
+    type Err = UnknownScheduler;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SchedulerKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| UnknownScheduler(s.to_string()))
+    }
+}
+
+/// Every knob of every scheduler, with the documented defaults (see docs/choices.md).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SchedOptions {
+    /// `fair`: at most this many concurrent flows per reducer per coflow (Hadoop uses 5).
+    pub fair_max_per_reducer: Option<usize>,
+    /// Work conservation of the ordering policies (fifo, scf, ncf, tcf, sebf).
+    pub backfill: Backfill,
+    pub varys: VarysConfig,
+}
+
+/// Build a fresh scheduler.
+pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
+    let ordered = |o| Box::new(Ordered::new(o, opts.backfill)) as Box<dyn Scheduler>;
+    match kind {
+        SchedulerKind::Fair => Box::new(Fair::new(opts.fair_max_per_reducer)),
+        SchedulerKind::Pfp => Box::<Pfp>::default(),
+        SchedulerKind::Fifo => ordered(Order::Fifo),
+        SchedulerKind::Scf => ordered(Order::Scf),
+        SchedulerKind::Ncf => ordered(Order::Ncf),
+        SchedulerKind::Tcf => ordered(Order::Tcf),
+        SchedulerKind::Sebf => ordered(Order::Sebf),
+        SchedulerKind::Wss => Box::<Wss>::default(),
+        SchedulerKind::Varys => Box::new(Varys::new(opts.varys)),
+    }
+}
