@@ -14,7 +14,8 @@ pub enum Order {
     Fifo,
     /// Shortest coflow first: smallest largest remaining flow.
     Scf,
-    /// Narrowest coflow first: fewest unfinished flows.
+    /// Narrowest coflow first: fewest flows (its width at arrival: a static attribute, so a
+    /// wide coflow does not overtake once most of its flows are done).
     Ncf,
     /// Smallest total remaining bytes first.
     Tcf,
@@ -59,7 +60,7 @@ impl OrderedCore {
             let key = match order {
                 Order::Fifo => 0.0,
                 Order::Scf => c.remaining_length_bytes(),
-                Order::Ncf => c.flows.len() as f64,
+                Order::Ncf => c.total_flows as f64,
                 Order::Tcf => c.remaining_bytes(),
                 Order::Sebf => self.loads.gamma_on(
                     &c.flows,
@@ -75,15 +76,32 @@ impl OrderedCore {
         self.keys.iter().map(|&(_, i)| i).collect()
     }
 
-    /// Iterative MADD over `order` on the current budget.
-    pub fn madd_in_order(&mut self, order: &[usize], snap: &Snapshot, rates: &mut Rates) {
+    /// Iterative MADD over `order` on the current budget. A coflow that a full port blocks
+    /// (Γ infinite) waits, as in the thesis; with `partial_when_blocked` it instead takes what
+    /// its other ports have left before later coflows get anything (non-preemptive FIFO: a
+    /// coflow in service keeps its ports).
+    pub fn madd_in_order(
+        &mut self,
+        order: &[usize],
+        snap: &Snapshot,
+        rates: &mut Rates,
+        partial_when_blocked: bool,
+    ) {
         for &i in order {
-            madd(
+            let g = madd(
                 &mut self.loads,
                 &snap.coflows[i].flows,
                 &mut self.budget,
                 &mut rates.per_coflow[i],
             );
+            if g.is_infinite() && partial_when_blocked {
+                backfill(
+                    Backfill::Greedy,
+                    &snap.coflows[i].flows,
+                    &mut self.budget,
+                    &mut rates.per_coflow[i],
+                );
+            }
         }
     }
 
@@ -136,7 +154,8 @@ impl Scheduler for Ordered {
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         self.core.budget.reset(snap.fabric);
         let order = self.core.sorted(self.order, snap, |_| true);
-        self.core.madd_in_order(&order, snap, rates);
+        let non_preemptive = self.order == Order::Fifo;
+        self.core.madd_in_order(&order, snap, rates, non_preemptive);
         self.core
             .backfill_in_order(self.backfill, &order, snap, rates);
         Decision::none()

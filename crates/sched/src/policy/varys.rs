@@ -81,7 +81,7 @@ impl Varys {
 
     /// Admission control for deadline coflows seen for the first time (in arrival order).
     fn admit_new(&mut self, snap: &Snapshot) {
-        for (i, c) in snap.coflows.iter().enumerate() {
+        for c in snap.coflows {
             let Some(deadline) = c.deadline_s else { continue };
             if self.admission.contains_key(&c.id) {
                 continue;
@@ -96,7 +96,6 @@ impl Varys {
                 Admission::Rejected
             };
             self.admission.insert(c.id, verdict);
-            let _ = i;
         }
     }
 
@@ -208,7 +207,7 @@ impl Scheduler for Varys {
         let order = self
             .core
             .sorted(Order::Sebf, snap, |i| snap.coflows[i].deadline_s.is_none());
-        self.core.madd_in_order(&order, snap, rates);
+        self.core.madd_in_order(&order, snap, rates, false);
         let kind = self.config.backfill;
         self.core.backfill_in_order(kind, &admitted, snap, rates);
         self.core.backfill_in_order(kind, &order, snap, rates);
