@@ -1,1 +1,50 @@
-fn main() {}
+//! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
+
+mod bench;
+mod fabric_args;
+mod plot;
+mod report;
+mod sched_args;
+mod sim;
+mod trace_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Schedule the network traffic of data-parallel jobs: simulate coflow schedulers on traces,
+/// inspect and generate workloads.
+#[derive(Parser)]
+#[command(name = "coflowkit", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay a coflow trace under one or more schedulers and compare them
+    /// (default: the bundled Facebook trace, every scheduler).
+    Sim(sim::SimArgs),
+    /// Inspect, convert and generate coflow traces.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
+    /// Measure simulator speed: the FB trace (and an upscaled copy) under each scheduler.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(a) => sim::run(a),
+        Command::Trace(c) => trace_cmd::run(c),
+        Command::Bench(a) => bench::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -3,8 +3,12 @@
 
 pub mod bins;
 pub mod coflow;
+pub mod deadlines;
 pub mod fabric;
+pub mod fabric_file;
+pub mod gen;
 pub mod stats;
+pub mod trace;
 pub mod units;
 
 pub use coflow::{Coflow, CoflowId, Flow, Trace};

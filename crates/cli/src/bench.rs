@@ -1,0 +1,86 @@
+//! `coflowkit bench`: how fast the simulator replays the FB trace (and an upscaled copy) under
+//! each scheduler. Release builds only make sense here.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
+use coflowkit_flowsim::simulate;
+use coflowkit_model::gen::FbScaleSpec;
+use coflowkit_sched::build;
+
+use crate::fabric_args::WorkloadArgs;
+use crate::sched_args::SchedArgs;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub sched: SchedArgs,
+    /// Also replay the trace upscaled to this many times its coflows (FB-derived, same load);
+    /// 0 to skip
+    #[arg(long, default_value_t = 10)]
+    pub upscale: usize,
+    /// Runs per scheduler; the table reports the fastest and the median
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    if cfg!(debug_assertions) {
+        eprintln!("warning: debug build; run `cargo run --release -- bench` for real numbers");
+    }
+    let (path, trace, fabric) = args.workload.load()?;
+    let kinds = args.sched.kinds()?;
+    let opts = args.sched.options()?;
+    let mut workloads = vec![(path.display().to_string(), trace.clone(), fabric.clone())];
+    if args.upscale > 0 {
+        let t0 = Instant::now();
+        let up = FbScaleSpec {
+            coflows: trace.coflows.len() * args.upscale,
+            load: 1.0,
+            ports: None,
+            seed: args.seed,
+        }
+        .generate(&trace)?;
+        eprintln!("generated the {}x workload in {:.2} s", args.upscale, t0.elapsed().as_secs_f64());
+        workloads.push((format!("{}x upscaled", args.upscale), up, fabric));
+    }
+    println!(
+        "{:<22} {:<10} {:>8} {:>10} {:>10} {:>10} {:>12}",
+        "workload", "scheduler", "coflows", "flows", "best s", "median s", "decisions/s"
+    );
+    for (name, t, f) in &workloads {
+        for &kind in &kinds {
+            let mut times = Vec::new();
+            let mut decisions = 0;
+            for _ in 0..args.repeat.max(1) {
+                let mut s = build(kind, &opts);
+                let out = simulate(t, f, s.as_mut())?;
+                times.push(out.wall_s);
+                decisions = out.decisions;
+            }
+            times.sort_by(f64::total_cmp);
+            let best = times[0];
+            let median = times[times.len() / 2];
+            println!(
+                "{:<22} {:<10} {:>8} {:>10} {:>10.3} {:>10.3} {:>12.0}",
+                short(name),
+                kind.name(),
+                t.coflows.len(),
+                t.flows(),
+                best,
+                median,
+                decisions as f64 / median
+            );
+        }
+    }
+    Ok(())
+}
+
+fn short(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}

@@ -1,0 +1,193 @@
+//! Results for humans (a table on stdout) and for scripts (JSON and CSV).
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use coflowkit_flowsim::{SimOutput, Summary};
+use coflowkit_model::bins::Bin;
+use coflowkit_model::Fabric;
+use coflowkit_sched::SchedOptions;
+use serde::Serialize;
+use serde_json::json;
+
+/// One scheduler's run with its summary.
+pub struct Run {
+    pub output: SimOutput,
+    pub summary: Summary,
+}
+
+impl Run {
+    pub fn new(output: SimOutput) -> Self {
+        let summary = Summary::of(&output);
+        Run { output, summary }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.output.scheduler
+    }
+}
+
+/// Speed-ups of `run` over `base`: (average CCT, p95 CCT); above 1 means `run` is faster.
+fn speedups(run: &Summary, base: &Summary) -> (f64, f64) {
+    (base.avg_cct_s / run.avg_cct_s, base.p95_cct_s / run.p95_cct_s)
+}
+
+fn secs(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.3}"),
+        _ => "-".into(),
+    }
+}
+
+/// The comparison table: one row per scheduler.
+pub fn table(runs: &[Run], baseline: &str) -> String {
+    let base = runs.iter().find(|r| r.name() == baseline).map(|r| &r.summary);
+    let with_deadlines = runs.iter().any(|r| r.summary.deadlines.is_some());
+    let mut header = vec![
+        "scheduler", "coflows", "avg CCT s", "p50 s", "p95 s", "p99 s", "SN s", "LN s", "SW s",
+        "LW s",
+    ];
+    let avg_head = format!("avg x {baseline}");
+    let p95_head = format!("p95 x {baseline}");
+    header.push(&avg_head);
+    header.push(&p95_head);
+    if with_deadlines {
+        header.push("met deadline");
+    }
+    header.push("wall s");
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    for r in runs {
+        let s = &r.summary;
+        let mut row = vec![
+            r.name().to_string(),
+            s.coflows.to_string(),
+            secs(Some(s.avg_cct_s)),
+            secs(Some(s.p50_cct_s)),
+            secs(Some(s.p95_cct_s)),
+            secs(Some(s.p99_cct_s)),
+        ];
+        for bin in Bin::ALL {
+            row.push(secs(s.avg_cct_by_bin_s.get(bin.name()).copied()));
+        }
+        let (avg, p95) = base.map_or((f64::NAN, f64::NAN), |b| speedups(s, b));
+        row.push(format!("{avg:.2}"));
+        row.push(format!("{p95:.2}"));
+        if with_deadlines {
+            row.push(match s.deadlines {
+                Some(d) => format!("{:.1}% ({}/{})", 100.0 * d.met_fraction, d.met, d.with_deadline),
+                None => "-".into(),
+            });
+        }
+        row.push(format!("{:.3}", s.wall_s));
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, &w))| {
+                if c == 0 {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        if i == 0 {
+            let _ = writeln!(out, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonSummary<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    speedup_avg_cct: f64,
+    speedup_p95_cct: f64,
+}
+
+fn create(path: &Path) -> Result<BufWriter<File>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(BufWriter::new(f))
+}
+
+/// `{"trace": ..., "results": [{"scheduler", "summary", "coflows": [...]}, ...]}`.
+pub fn write_json(
+    path: &Path,
+    trace: &str,
+    fabric: &Fabric,
+    opts: &SchedOptions,
+    runs: &[Run],
+    baseline: &str,
+) -> Result<()> {
+    let base = runs.iter().find(|r| r.name() == baseline).map(|r| &r.summary);
+    let results: Vec<_> = runs
+        .iter()
+        .map(|r| {
+            let (a, p) = base.map_or((f64::NAN, f64::NAN), |b| speedups(&r.summary, b));
+            json!({
+                "scheduler": r.name(),
+                "summary": JsonSummary { summary: &r.summary, speedup_avg_cct: a, speedup_p95_cct: p },
+                "coflows": r.output.coflows,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "trace": trace,
+        "ports": fabric.ports(),
+        "fabric": fabric,
+        "baseline": baseline,
+        "options": opts,
+        "results": results,
+    });
+    let mut w = create(path)?;
+    serde_json::to_writer(&mut w, &doc)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// One row per (scheduler, coflow).
+pub fn write_csv(path: &Path, runs: &[Run]) -> Result<()> {
+    let mut w = create(path)?;
+    writeln!(
+        w,
+        "scheduler,id,arrival_s,finish_s,cct_s,isolated_cct_s,bytes,flows,length_bytes,bin,deadline_s,met_deadline,avg_fct_s"
+    )?;
+    for r in runs {
+        for c in &r.output.coflows {
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                r.name(),
+                c.id,
+                c.arrival_s,
+                c.finish_s,
+                c.cct_s,
+                c.isolated_cct_s,
+                c.bytes,
+                c.flows,
+                c.length_bytes,
+                c.bin.name(),
+                c.deadline_s.map(|d| d.to_string()).unwrap_or_default(),
+                c.met_deadline.map(|m| m.to_string()).unwrap_or_default(),
+                c.avg_fct_s,
+            )?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `coflowkit sim`: replay a trace under several schedulers and compare them.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_flowsim::{simulate, SimOutput};
+use coflowkit_model::deadlines;
+use coflowkit_model::{Fabric, Trace};
+use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+
+use crate::fabric_args::WorkloadArgs;
+use crate::report::{self, Run};
+use crate::sched_args::SchedArgs;
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub sched: SchedArgs,
+    /// Scheduler the speed-ups are measured against (run too if not selected)
+    #[arg(long, default_value = "fair", value_name = "NAME")]
+    pub baseline: String,
+    /// Give every coflow a deadline Γ_empty × (1 + U(0, X)), at least 200 ms (Varys §5.7)
+    #[arg(long, value_name = "X")]
+    pub deadlines: Option<f64>,
+    /// Seed for everything random (deadline synthesis)
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write results as JSON (summary and per-coflow results of every scheduler)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write per-coflow results as CSV
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Draw the CCT CDF of every scheduler as an SVG chart into this directory
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Simulations run at once [default: the number of cores]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+pub fn run(args: SimArgs) -> Result<()> {
+    let (path, mut trace, fabric) = args.workload.load()?;
+    if let Some(x) = args.deadlines {
+        if !(x >= 0.0 && x.is_finite()) {
+            bail!("--deadlines must be a non-negative number, got {x}");
+        }
+        deadlines::synthesize(&mut trace, &fabric, x, args.seed);
+    }
+    let mut kinds = args.sched.kinds()?;
+    let baseline: SchedulerKind = args.baseline.parse().context("--baseline")?;
+    if !kinds.contains(&baseline) {
+        kinds.push(baseline);
+    }
+    let opts = args.sched.options()?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let outputs = run_all(&trace, &fabric, &kinds, &opts, jobs)?;
+    let runs: Vec<Run> = outputs.into_iter().map(Run::new).collect();
+
+    let trace_name = path.display().to_string();
+    println!(
+        "{}: {} coflows, {} flows, {} ports{}",
+        trace_name,
+        trace.coflows.len(),
+        trace.flows(),
+        trace.ports,
+        if args.deadlines.is_some() { ", with deadlines" } else { "" }
+    );
+    print!("{}", report::table(&runs, baseline.name()));
+    if let Some(p) = &args.json {
+        report::write_json(p, &trace_name, &fabric, &opts, &runs, baseline.name())?;
+    }
+    if let Some(p) = &args.csv {
+        report::write_csv(p, &runs)?;
+    }
+    if let Some(dir) = &args.plot {
+        let file = crate::plot::cct_cdf(dir, &runs)?;
+        println!("CCT CDF: {}", file.display());
+    }
+    Ok(())
+}
+
+/// Run every scheduler on its own thread pool slot; results come back in `kinds` order.
+pub fn run_all(
+    trace: &Trace,
+    fabric: &Fabric,
+    kinds: &[SchedulerKind],
+    opts: &SchedOptions,
+    jobs: usize,
+) -> Result<Vec<SimOutput>> {
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<Result<SimOutput>>>> =
+        Mutex::new((0..kinds.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, kinds.len().max(1)) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().unwrap();
+                    let i = *n;
+                    *n += 1;
+                    i
+                };
+                let Some(&kind) = kinds.get(i) else { break };
+                let mut sched = build(kind, opts);
+                let r = simulate(trace, fabric, sched.as_mut())
+                    .with_context(|| format!("simulating {kind}"));
+                results.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every scheduler ran"))
+        .collect()
+}

@@ -1,0 +1,168 @@
+//! `coflowkit trace ...`: statistics, format conversion and synthetic workloads.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec};
+use coflowkit_model::trace::{self, stats::TraceStats, Format};
+use coflowkit_model::Trace;
+
+use crate::fabric_args::default_trace_path;
+
+#[derive(Subcommand, Debug)]
+pub enum TraceCmd {
+    /// Ports, coflows, flows, bytes, arrivals and the SN/LN/SW/LW bins of a trace
+    Stats {
+        /// Trace file [default: the bundled Facebook trace]
+        file: Option<PathBuf>,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewrite a trace in the other format (or the same one, normalized)
+    Convert {
+        file: PathBuf,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// Generate a synthetic workload
+    #[command(subcommand)]
+    Gen(GenCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GenCmd {
+    /// Coflows drawn from classes of width and length (CoflowSim's CUSTOM generator)
+    Custom {
+        /// Fabric size
+        #[arg(long, default_value_t = 150)]
+        ports: u32,
+        /// Number of coflows
+        #[arg(long, default_value_t = 500)]
+        coflows: usize,
+        /// A class NAME:FRACTION:MINW-MAXW:MINMB-MAXMB (repeat; fractions sum to 1)
+        /// [default: the FB bin mix SN/LN/SW/LW]
+        #[arg(long = "class", value_name = "CLASS")]
+        classes: Vec<ClassSpec>,
+        /// Mean of the exponential inter-arrival times, milliseconds
+        #[arg(long, default_value_t = 1000.0)]
+        mean_interarrival_ms: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// The Facebook trace resampled: more coflows, a higher load, a larger fabric
+    Fb {
+        /// Trace to resample [default: the bundled Facebook trace]
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// Number of coflows (5260 = 10x the FB trace)
+        #[arg(long, default_value_t = 5260)]
+        coflows: usize,
+        /// Arrival rate relative to the base trace (2 = twice as many coflows per second)
+        #[arg(long, default_value_t = 1.0)]
+        load: f64,
+        /// Fabric size [default: the base trace's]
+        #[arg(long)]
+        ports: Option<u32>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct OutArgs {
+    /// Output file [default: standard output]
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Output format: benchmark (coflow-benchmark) or sincronia
+    #[arg(long, default_value = "benchmark")]
+    pub format: Format,
+}
+
+impl OutArgs {
+    fn write(&self, t: &Trace) -> Result<()> {
+        match &self.output {
+            Some(p) => {
+                let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
+                let mut w = BufWriter::new(f);
+                trace::write(t, self.format, &mut w)?;
+                w.flush()?;
+                eprintln!(
+                    "wrote {} coflows, {} flows to {}",
+                    t.coflows.len(),
+                    t.flows(),
+                    p.display()
+                );
+            }
+            None => {
+                let mut w = BufWriter::new(std::io::stdout().lock());
+                trace::write(t, self.format, &mut w)?;
+                w.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn run(cmd: TraceCmd) -> Result<()> {
+    match cmd {
+        TraceCmd::Stats { file, json } => {
+            let path = file.unwrap_or_else(default_trace_path);
+            let t = trace::read_path(&path)?;
+            let s = TraceStats::of(&t);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                println!("{}", path.display());
+                print!("{s}");
+            }
+        }
+        TraceCmd::Convert { file, out } => out.write(&trace::read_path(&file)?)?,
+        TraceCmd::Gen(GenCmd::Custom {
+            ports,
+            coflows,
+            classes,
+            mean_interarrival_ms,
+            seed,
+            out,
+        }) => {
+            let spec = CustomSpec {
+                ports,
+                coflows,
+                classes: if classes.is_empty() {
+                    default_classes()
+                } else {
+                    classes
+                },
+                mean_interarrival_ms,
+                seed,
+            };
+            out.write(&spec.generate()?)?;
+        }
+        TraceCmd::Gen(GenCmd::Fb {
+            base,
+            coflows,
+            load,
+            ports,
+            seed,
+            out,
+        }) => {
+            let base = trace::read_path(&base.unwrap_or_else(default_trace_path))?;
+            let spec = FbScaleSpec {
+                coflows,
+                load,
+                ports,
+                seed,
+            };
+            out.write(&spec.generate(&base)?)?;
+        }
+    }
+    Ok(())
+}

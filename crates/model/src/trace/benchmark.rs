@@ -1,0 +1,230 @@
+//! The coflow-benchmark format (the public Facebook trace), read exactly as CoflowSim reads it:
+//!
+//! ```text
+//! <ports> <coflows>
+//! <id> <arrival ms> <mappers> <mapper port>... <reducers> <reducer port>:<MB>...
+//! ```
+//!
+//! - ports are 0-based; a port appears at most once among a coflow's mappers and once among its
+//!   reducers (it may be both: the resulting self-flow is kept, as CoflowSim keeps it);
+//! - MB is 2^20 bytes; arrival ms become seconds (`ms / 1000`);
+//! - only reducer totals are known, so each reducer's bytes are split equally over all mappers:
+//!   mappers x reducers flows, listed reducer by reducer, mappers in file order.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use super::error::{Field, TraceError, TraceErrorKind, WriteError};
+use super::lines::{read_lines, Line};
+use super::num::{arrival_s_of_ms, flow_bytes, ms_for, reducer_mb_for};
+use crate::coflow::{Coflow, Flow, Trace};
+
+const FORMAT: &str = "coflow-benchmark";
+
+/// Relative tolerance within which a reducer's flows count as an equal split.
+const EQUAL_SPLIT_TOLERANCE: f64 = 1e-9;
+
+pub fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
+    read_lines(text, file, parse_line)
+}
+
+fn parse_line(line: &mut Line, ports: u32) -> Result<Coflow, TraceError> {
+    let (_, id) = line.id("coflow id")?;
+    let (_, ms) = line.ms("arrival ms")?;
+
+    let (count_field, m) = line.count("mapper count")?;
+    line.expect_remaining(m, "mapper port", &count_field, m, "mappers")?;
+    let mut seen = HashMap::new();
+    let mut mappers = Vec::with_capacity(m);
+    for _ in 0..m {
+        let (field, port) = line.port("mapper port", ports)?;
+        no_repeat(line, &mut seen, field, port, "mapper")?;
+        mappers.push(port);
+    }
+
+    let (count_field, r) = line.count("reducer count")?;
+    line.expect_remaining(r, "reducer port:MB", &count_field, r, "reducers")?;
+    seen.clear();
+    let mut reducers = Vec::with_capacity(r);
+    for _ in 0..r {
+        let (field, token) = line.token("reducer port:MB")?;
+        let (port_text, mb_text) = token
+            .split_once(':')
+            .ok_or_else(|| line.bad_number(field.clone(), token, "`port:MB`"))?;
+        let (field, port) =
+            line.port_of(Field::new(field.index, "reducer port"), port_text, ports)?;
+        let mb = line.mb_of(Field::new(field.index, "reducer MB"), mb_text)?;
+        no_repeat(line, &mut seen, field, port, "reducer")?;
+        reducers.push((port, mb));
+    }
+    line.finish()?;
+
+    let flows = reducers
+        .iter()
+        .flat_map(|&(dst, mb)| {
+            let bytes = flow_bytes(mb, m);
+            mappers.iter().map(move |&src| Flow { src, dst, bytes })
+        })
+        .collect();
+    Ok(Coflow::new(id, arrival_s_of_ms(ms), flows))
+}
+
+fn no_repeat(
+    line: &Line,
+    seen: &mut HashMap<u32, usize>,
+    field: Field,
+    port: u32,
+    role: &'static str,
+) -> Result<(), TraceError> {
+    if let Some(&first_index) = seen.get(&port) {
+        return Err(line.err(TraceErrorKind::DuplicatePort {
+            field,
+            role,
+            port,
+            first_index,
+        }));
+    }
+    seen.insert(port, field.index);
+    Ok(())
+}
+
+/// Writes `trace` in the coflow-benchmark format. Fails, naming the coflow, unless every coflow
+/// is a full mappers x reducers product whose flows into each reducer are equal (within a
+/// relative 1e-9): only such coflows read back as themselves.
+pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
+    writeln!(out, "{} {}", trace.ports, trace.coflows.len())?;
+    for c in &trace.coflows {
+        super::check_writable(c, trace.ports, FORMAT)?;
+        let Shape { mappers, reducers } = shape(c).map_err(|why| WriteError::Unrepresentable {
+            id: c.id,
+            format: FORMAT,
+            why,
+        })?;
+        write!(out, "{} {} {}", c.id, ms_for(c.arrival_s), mappers.len())?;
+        for p in &mappers {
+            write!(out, " {p}")?;
+        }
+        write!(out, " {}", reducers.len())?;
+        for (p, mb) in &reducers {
+            // `{:?}` is shortest-round-trip and keeps the original's `48.0` look.
+            write!(out, " {p}:{mb:?}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// A coflow as one benchmark line: mappers, and (reducer, MB), in first-appearance order.
+struct Shape {
+    mappers: Vec<u32>,
+    reducers: Vec<(u32, f64)>,
+}
+
+/// The shape of `c`, if it is an equal-split mappers x reducers product.
+fn shape(c: &Coflow) -> Result<Shape, String> {
+    let mut mappers = Vec::new();
+    let mut reducers = Vec::new();
+    let mut cells = HashMap::with_capacity(c.flows.len());
+    for f in &c.flows {
+        if cells.insert((f.src, f.dst), f.bytes).is_some() {
+            return Err(format!("flow {} -> {} appears twice", f.src, f.dst));
+        }
+        if !mappers.contains(&f.src) {
+            mappers.push(f.src);
+        }
+        if !reducers.contains(&f.dst) {
+            reducers.push(f.dst);
+        }
+    }
+    if c.flows.is_empty() || c.flows.len() != mappers.len() * reducers.len() {
+        return Err(format!(
+            "its {} flows are not a full product of its {} mappers and {} reducers",
+            c.flows.len(),
+            mappers.len(),
+            reducers.len()
+        ));
+    }
+    let m = mappers.len();
+    let mut out = Vec::with_capacity(reducers.len());
+    for &dst in &reducers {
+        let first = cells[&(mappers[0], dst)];
+        for &src in &mappers[1..] {
+            let b = cells[&(src, dst)];
+            if (b - first).abs() > EQUAL_SPLIT_TOLERANCE * b.abs().max(first.abs()) {
+                return Err(format!(
+                    "reducer {dst} receives unequal flows ({first} bytes from {}, {b} from {src})",
+                    mappers[0]
+                ));
+            }
+        }
+        out.push((dst, reducer_mb_for(first, m)));
+    }
+    Ok(Shape {
+        mappers,
+        reducers: out,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::MB;
+
+    fn read(text: &str) -> Trace {
+        parse(text, "t.txt").unwrap()
+    }
+
+    #[test]
+    fn splits_reducer_bytes_equally_over_mappers() {
+        let t = read("150 2\n1 0 1 22 1 65:1.0\n2 10833 2 104 132 1 140:48.0\n");
+        assert_eq!(t.ports, 150);
+        assert_eq!(
+            t.coflows[0].flows,
+            vec![Flow {
+                src: 22,
+                dst: 65,
+                bytes: MB
+            }]
+        );
+        let c = &t.coflows[1];
+        assert_eq!(c.arrival_s, 10.833);
+        assert_eq!(c.flows.len(), 2);
+        assert!(c.flows.iter().all(|f| f.dst == 140 && f.bytes == 24.0 * MB));
+    }
+
+    #[test]
+    fn keeps_self_flows() {
+        let t = read("4 1\n0 0 2 1 2 2 1:4.0 3:2.0\n");
+        let c = &t.coflows[0];
+        assert_eq!(c.flows.len(), 4);
+        assert!(c.flows.iter().any(|f| f.src == 1 && f.dst == 1));
+    }
+
+    #[test]
+    fn sorts_by_arrival_stably() {
+        let t = read("4 3\n1 50 1 0 1 1:1\n2 10 1 0 1 1:1\n3 50 1 0 1 1:1\n");
+        let ids: Vec<_> = t.coflows.iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![2, 1, 3]);
+    }
+
+    #[test]
+    fn writes_what_it_reads() {
+        let text = "150 2\n1 0 1 22 1 65:1.0\n2 10833 2 104 132 2 140:48.0 3:0.5\n";
+        let t = read(text);
+        let mut out = Vec::new();
+        write(&t, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+    }
+
+    #[test]
+    fn refuses_coflows_that_are_not_an_equal_split_product() {
+        let mut t = read("4 1\n7 0 2 0 1 1 2:2.0\n");
+        t.coflows[0].flows[1].bytes *= 2.0;
+        let e = write(&t, &mut Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("coflow 7") && e.contains("unequal"), "{e}");
+        // (0 -> 2, 1 -> 3): two mappers and two reducers but only two flows.
+        t.coflows[0].flows[1].dst = 3;
+        let e = write(&t, &mut Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("coflow 7") && e.contains("full product"), "{e}");
+    }
+}

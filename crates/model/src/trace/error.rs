@@ -1,0 +1,151 @@
+//! Errors of trace reading and writing. A read error always says where: file, 1-based line and,
+//! when one token is to blame, its 1-based position and meaning, e.g.
+//! `trace.txt:5: field 7 (mapper port): port 151 out of range 0..150`.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::coflow::CoflowId;
+
+/// One whitespace-separated token of a line: its 1-based position and what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub index: usize,
+    pub name: String,
+}
+
+impl Field {
+    pub fn new(index: usize, name: impl Into<String>) -> Self {
+        Field {
+            index,
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "field {} ({})", self.index, self.name)
+    }
+}
+
+/// What went wrong while reading a trace.
+#[derive(Debug, Error)]
+pub enum TraceErrorKind {
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("empty file (expected a header line `<ports> <coflows>`)")]
+    Empty,
+    #[error("bad header: {0} (expected `<ports> <coflows>`)")]
+    BadHeader(String),
+    #[error("field 2 (coflow count): the header announces {header} coflows but the file has only {found}")]
+    TooFewCoflows { header: usize, found: usize },
+    #[error("coflow line beyond the {header} announced by field 2 (coflow count) of the header")]
+    TooManyCoflows { header: usize },
+    /// `why` says which count announced the missing tokens, when one did.
+    #[error("{field}: line ends early{why}")]
+    Truncated { field: Field, why: String },
+    #[error("{field}: `{text}` is not {expected}")]
+    BadNumber {
+        field: Field,
+        text: String,
+        expected: &'static str,
+    },
+    #[error("{field}: port {port} out of range 0..{ports}")]
+    PortOutOfRange { field: Field, port: u64, ports: u32 },
+    #[error("{field}: size {mb} MB must be finite and not negative")]
+    BadSize { field: Field, mb: f64 },
+    #[error("{field}: duplicate coflow id {id} (first on line {first_line})")]
+    DuplicateId {
+        field: Field,
+        id: CoflowId,
+        first_line: usize,
+    },
+    #[error("{field}: port {port} appears twice among the {role}s (first as field {first_index})")]
+    DuplicatePort {
+        field: Field,
+        role: &'static str,
+        port: u32,
+        first_index: usize,
+    },
+    #[error("{field}: declares {declared}, but {why}")]
+    DeclaredCount {
+        field: Field,
+        declared: usize,
+        why: String,
+    },
+    #[error("{field}: unexpected trailing token `{token}`")]
+    TrailingTokens { field: Field, token: String },
+    #[error("unknown trace format: {0}")]
+    UnknownFormat(String),
+}
+
+/// A read error located in a file. `line` is 0 when the error concerns the whole file (I/O,
+/// empty file).
+#[derive(Debug, Error)]
+#[error("{}: {kind}", location(file, *line))]
+pub struct TraceError {
+    pub file: String,
+    pub line: usize,
+    pub kind: TraceErrorKind,
+}
+
+fn location(file: &str, line: usize) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
+impl TraceError {
+    pub fn new(file: &str, line: usize, kind: TraceErrorKind) -> Self {
+        TraceError {
+            file: file.to_string(),
+            line,
+            kind,
+        }
+    }
+}
+
+/// Why a trace could not be written.
+#[derive(Debug, Error)]
+pub enum WriteError {
+    #[error("coflow {id} cannot be written in {format} format: {why}")]
+    Unrepresentable {
+        id: CoflowId,
+        format: &'static str,
+        why: String,
+    },
+    #[error("cannot write trace: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_names_file_line_and_field() {
+        let e = TraceError::new(
+            "trace.txt",
+            5,
+            TraceErrorKind::PortOutOfRange {
+                field: Field::new(7, "mapper port"),
+                port: 151,
+                ports: 150,
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "trace.txt:5: field 7 (mapper port): port 151 out of range 0..150"
+        );
+    }
+
+    #[test]
+    fn whole_file_errors_have_no_line() {
+        let e = TraceError::new("t.txt", 0, TraceErrorKind::Empty);
+        assert!(e.to_string().starts_with("t.txt: empty file"));
+    }
+}

@@ -1,0 +1,250 @@
+//! What both text formats share: a `<ports> <coflows>` header, then one coflow per line, read
+//! through a token cursor that knows where it is so that every error can name file, line and
+//! field.
+
+use std::collections::HashMap;
+
+use super::error::{Field, TraceError, TraceErrorKind};
+use crate::coflow::{Coflow, CoflowId, Trace};
+
+/// The tokens of one line and a read position. Field indices are 1-based, as a person counts.
+pub(crate) struct Line<'a> {
+    file: &'a str,
+    pub number: usize,
+    tokens: Vec<&'a str>,
+    pos: usize,
+}
+
+impl<'a> Line<'a> {
+    pub fn new(file: &'a str, number: usize, text: &'a str) -> Self {
+        Line {
+            file,
+            number,
+            tokens: text.split_whitespace().collect(),
+            pos: 0,
+        }
+    }
+
+    pub fn err(&self, kind: TraceErrorKind) -> TraceError {
+        TraceError::new(self.file, self.number, kind)
+    }
+
+    /// The field the next token would be.
+    pub fn next_field(&self, name: &str) -> Field {
+        Field::new(self.pos + 1, name)
+    }
+
+    /// Fails with `Truncated` unless `needed` more tokens remain. Called right after reading a
+    /// count, so that a short line blames the count that promised more.
+    pub fn expect_remaining(
+        &self,
+        needed: usize,
+        name: &str,
+        announced_by: &Field,
+        count: usize,
+        what: &str,
+    ) -> Result<(), TraceError> {
+        let left = self.tokens.len() - self.pos;
+        if left >= needed {
+            return Ok(());
+        }
+        Err(self.err(TraceErrorKind::Truncated {
+            field: Field::new(self.tokens.len() + 1, name),
+            why: format!("; {announced_by} announced {count} {what}"),
+        }))
+    }
+
+    pub fn token(&mut self, name: &str) -> Result<(Field, &'a str), TraceError> {
+        let field = self.next_field(name);
+        match self.tokens.get(self.pos) {
+            Some(t) => {
+                self.pos += 1;
+                Ok((field, t))
+            }
+            None => Err(self.err(TraceErrorKind::Truncated {
+                field,
+                why: String::new(),
+            })),
+        }
+    }
+
+    pub fn bad_number(&self, field: Field, text: &str, expected: &'static str) -> TraceError {
+        self.err(TraceErrorKind::BadNumber {
+            field,
+            text: text.to_string(),
+            expected,
+        })
+    }
+
+    pub fn id(&mut self, name: &str) -> Result<(Field, CoflowId), TraceError> {
+        let (field, text) = self.token(name)?;
+        match text.parse() {
+            Ok(v) => Ok((field, v)),
+            Err(_) => Err(self.bad_number(field, text, "a non-negative integer id")),
+        }
+    }
+
+    /// A count of mappers, reducers or flows: at least 1, since an empty coflow means nothing.
+    pub fn count(&mut self, name: &str) -> Result<(Field, usize), TraceError> {
+        let (field, text) = self.token(name)?;
+        match text.parse::<usize>() {
+            Ok(v) if v >= 1 => Ok((field, v)),
+            _ => Err(self.bad_number(field, text, "a positive integer count")),
+        }
+    }
+
+    pub fn ms(&mut self, name: &str) -> Result<(Field, f64), TraceError> {
+        let (field, text) = self.token(name)?;
+        match text.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok((field, v)),
+            _ => Err(self.bad_number(field, text, "a non-negative number of milliseconds")),
+        }
+    }
+
+    pub fn port(&mut self, name: &str, ports: u32) -> Result<(Field, u32), TraceError> {
+        let (field, text) = self.token(name)?;
+        self.port_of(field, text, ports)
+    }
+
+    pub fn port_of(
+        &self,
+        field: Field,
+        text: &str,
+        ports: u32,
+    ) -> Result<(Field, u32), TraceError> {
+        let port: u64 = text
+            .parse()
+            .map_err(|_| self.bad_number(field.clone(), text, "a port number"))?;
+        if port >= u64::from(ports) {
+            return Err(self.err(TraceErrorKind::PortOutOfRange { field, port, ports }));
+        }
+        Ok((field, port as u32))
+    }
+
+    /// A size in MB. Zero is accepted (an empty flow is odd but harmless); negative, NaN and
+    /// infinite sizes are not.
+    pub fn mb_of(&self, field: Field, text: &str) -> Result<f64, TraceError> {
+        let mb: f64 = text
+            .parse()
+            .map_err(|_| self.bad_number(field.clone(), text, "a size in MB"))?;
+        if !mb.is_finite() || mb < 0.0 {
+            return Err(self.err(TraceErrorKind::BadSize { field, mb }));
+        }
+        Ok(mb)
+    }
+
+    pub fn finish(&self) -> Result<(), TraceError> {
+        match self.tokens.get(self.pos) {
+            None => Ok(()),
+            Some(t) => Err(self.err(TraceErrorKind::TrailingTokens {
+                field: self.next_field("end of line"),
+                token: t.to_string(),
+            })),
+        }
+    }
+}
+
+/// Non-blank lines with their 1-based numbers. Blank lines carry no data and are skipped.
+pub(crate) fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty())
+}
+
+/// Reads the header, then every coflow line with `parse_line(line, ports)`, checking the coflow
+/// count and unique ids. Coflows are then sorted by arrival, stably: the formats promise
+/// ascending arrivals, but a file that breaks the promise is still unambiguous, so it is
+/// reordered rather than refused (equal arrivals keep file order).
+pub(crate) fn read_lines(
+    text: &str,
+    file: &str,
+    mut parse_line: impl FnMut(&mut Line, u32) -> Result<Coflow, TraceError>,
+) -> Result<Trace, TraceError> {
+    let mut lines = data_lines(text);
+    let (header_no, header) = lines
+        .next()
+        .ok_or_else(|| TraceError::new(file, 0, TraceErrorKind::Empty))?;
+    let (ports, expected) = parse_header(file, header_no, header)?;
+    let mut coflows = Vec::with_capacity(expected.min(1 << 16));
+    let mut first_line: HashMap<CoflowId, usize> = HashMap::new();
+    for (number, text) in lines {
+        let mut line = Line::new(file, number, text);
+        if coflows.len() == expected {
+            return Err(line.err(TraceErrorKind::TooManyCoflows { header: expected }));
+        }
+        let coflow = parse_line(&mut line, ports)?;
+        if let Some(&first) = first_line.get(&coflow.id) {
+            return Err(line.err(TraceErrorKind::DuplicateId {
+                field: Field::new(1, "coflow id"),
+                id: coflow.id,
+                first_line: first,
+            }));
+        }
+        first_line.insert(coflow.id, number);
+        coflows.push(coflow);
+    }
+    if coflows.len() < expected {
+        return Err(TraceError::new(
+            file,
+            header_no,
+            TraceErrorKind::TooFewCoflows {
+                header: expected,
+                found: coflows.len(),
+            },
+        ));
+    }
+    coflows.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+    Ok(Trace { ports, coflows })
+}
+
+pub(crate) fn parse_header(
+    file: &str,
+    number: usize,
+    text: &str,
+) -> Result<(u32, usize), TraceError> {
+    let bad = |why: String| TraceError::new(file, number, TraceErrorKind::BadHeader(why));
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    if tokens.len() != 2 {
+        return Err(bad(format!(
+            "`{}` has {} fields",
+            text.trim(),
+            tokens.len()
+        )));
+    }
+    let ports: u32 = match tokens[0].parse() {
+        Ok(p) if p >= 1 => p,
+        _ => {
+            return Err(bad(format!(
+                "field 1 (ports): `{}` is not a positive integer",
+                tokens[0]
+            )))
+        }
+    };
+    let coflows: usize = tokens[1].parse().map_err(|_| {
+        bad(format!(
+            "field 2 (coflow count): `{}` is not a non-negative integer",
+            tokens[1]
+        ))
+    })?;
+    Ok((ports, coflows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_one_based_and_named() {
+        let mut l = Line::new("f", 3, "7 x");
+        assert_eq!(l.id("coflow id").unwrap().1, 7);
+        let e = l.id("arrival ms").unwrap_err().to_string();
+        assert!(e.starts_with("f:3: field 2 (arrival ms): `x`"), "{e}");
+    }
+
+    #[test]
+    fn blank_lines_keep_their_numbers() {
+        let v: Vec<_> = data_lines("a\n\n  \nb\r\n").collect();
+        assert_eq!(v, vec![(1, "a"), (4, "b")]);
+    }
+}
