@@ -1,6 +1,7 @@
 //! The event loop. Cost per event is proportional to the active flows: one scheduler decision,
 //! one pass to find the next completion, one pass to advance bytes and retire finished flows.
 
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use coflowkit_model::bins::Bin;
@@ -47,9 +48,183 @@ pub enum SimError {
 /// Per active coflow bookkeeping the scheduler does not see.
 struct Meta {
     trace_index: usize,
+    unfinished: usize,
     fct_sum: f64,
     fct_min: f64,
     fct_max: f64,
+}
+
+/// A flow's predicted completion at the current rates; ordered by time (earliest first).
+#[derive(PartialEq)]
+struct Due {
+    at: f64,
+    coflow: u32,
+    flow: u32,
+}
+
+impl Eq for Due {}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other
+            .at
+            .total_cmp(&self.at)
+            .then(other.coflow.cmp(&self.coflow))
+            .then(other.flow.cmp(&self.flow))
+    }
+}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Completions this close to each other (relative) are one event: floating-point dust between
+/// flows that a policy means to finish together (MADD) must not cost a decision each.
+const SAME_TIME: f64 = 1e-9;
+
+/// The simulation state between decisions.
+struct World<'a> {
+    trace: &'a Trace,
+    fabric: &'a Fabric,
+    active: Vec<CoflowState>,
+    meta: Vec<Meta>,
+    rates: Rates,
+    /// When `active` was last brought up to date (the last decision).
+    synced_at: f64,
+    due: BinaryHeap<Due>,
+    outcomes: Vec<Option<CoflowOutcome>>,
+    makespan: f64,
+}
+
+impl World<'_> {
+    /// Bring every running flow's bytes up to `now` and drop finished flows.
+    fn sync(&mut self, now: f64) {
+        let dt = now - self.synced_at;
+        for ((c, r), m) in self
+            .active
+            .iter_mut()
+            .zip(&self.rates.per_coflow)
+            .zip(self.meta.iter_mut())
+        {
+            let mut moved = 0.0;
+            for (f, &rate) in c.flows.iter_mut().zip(r) {
+                if rate <= 0.0 || f.remaining_bytes <= 0.0 {
+                    continue;
+                }
+                let size = f.sent_bytes + f.remaining_bytes;
+                let step = (rate * dt).min(f.remaining_bytes);
+                f.sent_bytes += step;
+                f.remaining_bytes -= step;
+                moved += step;
+                if f.remaining_bytes <= size * DONE_FRACTION {
+                    // Rounding left a crumb its heap entry would have cleared.
+                    moved += f.remaining_bytes;
+                    f.sent_bytes = size;
+                    f.remaining_bytes = 0.0;
+                    finish_flow(m, now - c.arrival_s);
+                }
+                c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(f.sent_bytes);
+            }
+            c.sent_bytes += moved;
+            c.flows.retain(|f| f.remaining_bytes > 0.0);
+        }
+        self.synced_at = now;
+    }
+
+    /// A flow reached its predicted completion at `now` (between decisions).
+    fn complete(&mut self, now: f64, ci: usize, fi: usize) {
+        let c = &mut self.active[ci];
+        let rate = &mut self.rates.per_coflow[ci][fi];
+        let f = &mut c.flows[fi];
+        if f.remaining_bytes <= 0.0 || *rate <= 0.0 {
+            return;
+        }
+        // All that was left at the last sync is sent now; `sync` skips it from here on.
+        let size = f.sent_bytes + f.remaining_bytes;
+        c.sent_bytes += f.remaining_bytes;
+        f.sent_bytes = size;
+        f.remaining_bytes = 0.0;
+        *rate = 0.0;
+        c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(size);
+        finish_flow(&mut self.meta[ci], now - c.arrival_s);
+    }
+
+    /// Move coflows whose flows are all done to the outcomes. Returns whether any finished.
+    fn retire(&mut self, now: f64) -> bool {
+        if self.meta.iter().all(|m| m.unfinished > 0) {
+            return false;
+        }
+        let mut keep = 0;
+        for i in 0..self.active.len() {
+            if self.meta[i].unfinished == 0 {
+                self.record(i, now);
+            } else {
+                self.active.swap(keep, i);
+                self.meta.swap(keep, i);
+                self.rates.per_coflow.swap(keep, i);
+                keep += 1;
+            }
+        }
+        self.active.truncate(keep);
+        self.meta.truncate(keep);
+        self.rates.per_coflow.truncate(keep);
+        true
+    }
+
+    fn record(&mut self, i: usize, now: f64) {
+        let m = &self.meta[i];
+        let c = &self.trace.coflows[m.trace_index];
+        let cct = now - c.arrival_s;
+        let deadline_s = c.deadline_s.map(|d| c.arrival_s + d);
+        let n = c.flows.len().max(1) as f64;
+        self.outcomes[m.trace_index] = Some(CoflowOutcome {
+            id: c.id,
+            arrival_s: c.arrival_s,
+            finish_s: now,
+            cct_s: cct,
+            isolated_cct_s: c.isolated_cct_s(self.fabric),
+            bytes: c.bytes(),
+            flows: c.flows.len(),
+            length_bytes: c.length_bytes(),
+            bin: Bin::of(c),
+            deadline_s,
+            met_deadline: deadline_s.map(|d| now <= d + 1e-9 * d.abs().max(1.0)),
+            avg_fct_s: m.fct_sum / n,
+            fct_spread: if cct > 0.0 && m.fct_min.is_finite() {
+                (m.fct_max - m.fct_min) / cct
+            } else {
+                0.0
+            },
+        });
+        self.makespan = self.makespan.max(now);
+    }
+
+    /// Predicted completions at the rates just decided.
+    fn schedule_completions(&mut self, now: f64) {
+        let mut due = std::mem::take(&mut self.due).into_vec();
+        due.clear();
+        for (ci, (c, r)) in self.active.iter().zip(&self.rates.per_coflow).enumerate() {
+            for (fi, (f, &rate)) in c.flows.iter().zip(r).enumerate() {
+                if rate > 0.0 {
+                    due.push(Due {
+                        at: now + f.remaining_bytes / rate,
+                        coflow: ci as u32,
+                        flow: fi as u32,
+                    });
+                }
+            }
+        }
+        self.due = BinaryHeap::from(due);
+    }
+}
+
+fn finish_flow(m: &mut Meta, fct: f64) {
+    m.unfinished -= 1;
+    m.fct_sum += fct;
+    m.fct_min = m.fct_min.min(fct);
+    m.fct_max = m.fct_max.max(fct);
 }
 
 /// Replay `trace` on `fabric` under `sched`. Deterministic: the same inputs give the same output
@@ -62,8 +237,9 @@ pub fn simulate(
     validate(trace, fabric)?;
     let started = Instant::now();
     let name = sched.name().to_string();
+    let on_flow_completion = sched.reschedules_on_flow_completion();
 
-    // Coflows in arrival order (ties by trace order, which is stable).
+    // Coflows in arrival order (ties keep trace order).
     let mut order: Vec<usize> = (0..trace.coflows.len()).collect();
     order.sort_by(|&a, &b| {
         trace.coflows[a]
@@ -71,23 +247,48 @@ pub fn simulate(
             .total_cmp(&trace.coflows[b].arrival_s)
     });
 
-    let mut outcomes: Vec<Option<CoflowOutcome>> = vec![None; trace.coflows.len()];
-    let mut active: Vec<CoflowState> = Vec::new();
-    let mut meta: Vec<Meta> = Vec::new();
-    let mut rates = Rates::default();
+    let mut w = World {
+        trace,
+        fabric,
+        active: Vec::new(),
+        meta: Vec::new(),
+        rates: Rates::default(),
+        synced_at: 0.0,
+        due: BinaryHeap::new(),
+        outcomes: vec![None; trace.coflows.len()],
+        makespan: 0.0,
+    };
     let mut next = 0usize;
     let mut now = 0.0f64;
     let mut decisions = 0u64;
-    let mut makespan: f64 = 0.0;
     let mut up_load = vec![0.0; fabric.ports()];
     let mut down_load = vec![0.0; fabric.ports()];
 
     loop {
-        // Admit every coflow that has arrived by now.
+        // A decision point: bring state up to date, admit arrivals, decide.
+        w.sync(now);
         while next < order.len() && trace.coflows[order[next]].arrival_s <= now {
             let ti = order[next];
             let c = &trace.coflows[ti];
-            active.push(CoflowState {
+            let flows: Vec<FlowState> = c
+                .flows
+                .iter()
+                .filter(|f| f.bytes > 0.0)
+                .map(|f| FlowState {
+                    src: f.src,
+                    dst: f.dst,
+                    sent_bytes: 0.0,
+                    remaining_bytes: f.bytes,
+                })
+                .collect();
+            w.meta.push(Meta {
+                trace_index: ti,
+                unfinished: flows.len(),
+                fct_sum: 0.0,
+                fct_min: if flows.len() < c.flows.len() { 0.0 } else { f64::INFINITY },
+                fct_max: 0.0,
+            });
+            w.active.push(CoflowState {
                 id: c.id,
                 arrival_s: c.arrival_s,
                 deadline_s: c.deadline_s.map(|d| c.arrival_s + d),
@@ -95,28 +296,12 @@ pub fn simulate(
                 total_flows: c.flows.len(),
                 sent_bytes: 0.0,
                 max_flow_sent_bytes: 0.0,
-                flows: c
-                    .flows
-                    .iter()
-                    .map(|f| FlowState {
-                        src: f.src,
-                        dst: f.dst,
-                        sent_bytes: 0.0,
-                        remaining_bytes: f.bytes,
-                    })
-                    .collect(),
-            });
-            meta.push(Meta {
-                trace_index: ti,
-                fct_sum: 0.0,
-                fct_min: f64::INFINITY,
-                fct_max: 0.0,
+                flows,
             });
             next += 1;
         }
-        // Empty flows finish on arrival.
-        retire(now, trace, fabric, &mut active, &mut meta, &mut outcomes, &mut makespan);
-        if active.is_empty() {
+        w.retire(now);
+        if w.active.is_empty() {
             match order.get(next) {
                 Some(&ti) => {
                     now = trace.coflows[ti].arrival_s;
@@ -125,96 +310,63 @@ pub fn simulate(
                 None => break,
             }
         }
-
-        rates.reset(&active);
+        w.rates.reset(&w.active);
         let decision = sched.allocate(
             &Snapshot {
                 now_s: now,
                 fabric,
-                coflows: &active,
+                coflows: &w.active,
             },
-            &mut rates,
+            &mut w.rates,
         );
         decisions += 1;
-        check_rates(
-            &name,
-            now,
-            fabric,
-            &active,
-            &rates,
-            &mut up_load,
-            &mut down_load,
-        )?;
+        check_rates(&name, now, fabric, &w.active, &w.rates, &mut up_load, &mut down_load)?;
+        let wake = decision.wake_at_s.filter(|&t| t > now);
+        w.schedule_completions(now);
 
-        // The next event: a completion, an arrival, or the scheduler's wake-up.
-        let mut dt = f64::INFINITY;
-        for (c, r) in active.iter().zip(&rates.per_coflow) {
-            for (f, &rate) in c.flows.iter().zip(r) {
-                if rate > 0.0 {
-                    dt = dt.min(f.remaining_bytes / rate);
+        // Run until something calls for the next decision.
+        loop {
+            let next_arrival = order.get(next).map(|&ti| trace.coflows[ti].arrival_s);
+            let next_due = w.due.peek().map(|d| d.at);
+            let t_other = next_arrival.unwrap_or(f64::INFINITY).min(wake.unwrap_or(f64::INFINITY));
+            match next_due {
+                Some(t) if t <= t_other => {
+                    let horizon = t + SAME_TIME * t.abs().max(1.0);
+                    let mut coflow_done = false;
+                    while let Some(d) = w.due.peek() {
+                        if d.at > horizon {
+                            break;
+                        }
+                        let d = w.due.pop().expect("peeked");
+                        w.complete(t, d.coflow as usize, d.flow as usize);
+                        coflow_done |= w.meta[d.coflow as usize].unfinished == 0;
+                    }
+                    now = t;
+                    // Nothing left running: decide again rather than idle (or stall) until
+                    // the next arrival.
+                    if coflow_done || on_flow_completion || w.due.is_empty() {
+                        break;
+                    }
+                }
+                _ => {
+                    if !t_other.is_finite() {
+                        return Err(SimError::Stalled {
+                            scheduler: name,
+                            time_s: now,
+                            flows: w.active.iter().map(|c| c.flows.len()).sum(),
+                        });
+                    }
+                    now = t_other;
+                    break;
                 }
             }
         }
-        let mut t_next = now + dt;
-        if let Some(&ti) = order.get(next) {
-            t_next = t_next.min(trace.coflows[ti].arrival_s);
-        }
-        if let Some(w) = decision.wake_at_s {
-            if w > now {
-                t_next = t_next.min(w);
-            }
-        }
-        if !t_next.is_finite() {
-            return Err(SimError::Stalled {
-                scheduler: name,
-                time_s: now,
-                flows: active.iter().map(|c| c.flows.len()).sum(),
-            });
-        }
-        let dt = t_next - now;
-        now = t_next;
-
-        // Advance bytes, mark finished flows, record their completion times.
-        for ((c, r), m) in active.iter_mut().zip(&rates.per_coflow).zip(meta.iter_mut()) {
-            let fct = now - c.arrival_s;
-            let mut moved = 0.0;
-            let mut any_done = false;
-            for (f, &rate) in c.flows.iter_mut().zip(r) {
-                if rate <= 0.0 {
-                    continue;
-                }
-                let size = f.sent_bytes + f.remaining_bytes;
-                let step = (rate * dt).min(f.remaining_bytes);
-                f.sent_bytes += step;
-                f.remaining_bytes -= step;
-                moved += step;
-                if f.remaining_bytes <= size * DONE_FRACTION {
-                    f.sent_bytes = size;
-                    f.remaining_bytes = 0.0;
-                    any_done = true;
-                }
-                if f.sent_bytes > c.max_flow_sent_bytes {
-                    c.max_flow_sent_bytes = f.sent_bytes;
-                }
-            }
-            c.sent_bytes += moved;
-            if any_done {
-                let before = c.flows.len();
-                c.flows.retain(|f| f.remaining_bytes > 0.0);
-                let done = (before - c.flows.len()) as f64;
-                m.fct_sum += fct * done;
-                m.fct_min = m.fct_min.min(fct);
-                m.fct_max = m.fct_max.max(fct);
-            }
-        }
-        retire(now, trace, fabric, &mut active, &mut meta, &mut outcomes, &mut makespan);
     }
-
     Ok(SimOutput {
         scheduler: name,
-        coflows: outcomes.into_iter().flatten().collect(),
+        coflows: w.outcomes.into_iter().flatten().collect(),
         decisions,
-        makespan_s: makespan,
+        makespan_s: w.makespan,
         wall_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -241,57 +393,6 @@ fn validate(trace: &Trace, fabric: &Fabric) -> Result<(), SimError> {
         }
     }
     Ok(())
-}
-
-/// Move coflows without unfinished flows to the outcomes.
-fn retire(
-    now: f64,
-    trace: &Trace,
-    fabric: &Fabric,
-    active: &mut Vec<CoflowState>,
-    meta: &mut Vec<Meta>,
-    outcomes: &mut [Option<CoflowOutcome>],
-    makespan: &mut f64,
-) {
-    if active.iter().all(|c| !c.flows.is_empty()) {
-        return;
-    }
-    let mut keep = 0;
-    for i in 0..active.len() {
-        if active[i].flows.is_empty() {
-            let m = &meta[i];
-            let c = &trace.coflows[m.trace_index];
-            let cct = now - c.arrival_s;
-            let deadline_s = c.deadline_s.map(|d| c.arrival_s + d);
-            let n = c.flows.len().max(1) as f64;
-            outcomes[m.trace_index] = Some(CoflowOutcome {
-                id: c.id,
-                arrival_s: c.arrival_s,
-                finish_s: now,
-                cct_s: cct,
-                isolated_cct_s: c.isolated_cct_s(fabric),
-                bytes: c.bytes(),
-                flows: c.flows.len(),
-                length_bytes: c.length_bytes(),
-                bin: Bin::of(c),
-                deadline_s,
-                met_deadline: deadline_s.map(|d| now <= d + 1e-9 * d.abs().max(1.0)),
-                avg_fct_s: m.fct_sum / n,
-                fct_spread: if cct > 0.0 && m.fct_min.is_finite() {
-                    (m.fct_max - m.fct_min) / cct
-                } else {
-                    0.0
-                },
-            });
-            *makespan = makespan.max(now);
-        } else {
-            active.swap(keep, i);
-            meta.swap(keep, i);
-            keep += 1;
-        }
-    }
-    active.truncate(keep);
-    meta.truncate(keep);
 }
 
 /// The invariant every policy promises: no port above capacity, no negative or NaN rate.

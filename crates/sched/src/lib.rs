@@ -24,4 +24,11 @@ pub trait Scheduler: Send {
     /// snapshot and zeroed). Rates never exceed any port's capacity. Called on every arrival,
     /// every completion and at the wake-up it asked for.
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision;
+
+    /// Whether the end of a single flow calls for a new decision. Per-flow policies (TCP-like
+    /// sharing, SRTF) react to every flow completion; Varys reschedules only on coflow arrival
+    /// and completion (thesis §5.5), leaving a flow's bandwidth idle until the next such event.
+    fn reschedules_on_flow_completion(&self) -> bool {
+        true
+    }
 }

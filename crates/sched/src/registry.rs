@@ -7,9 +7,12 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::alloc::Backfill;
+use crate::policy::aalo::{Aalo, AaloConfig};
 use crate::policy::fair::Fair;
 use crate::policy::ordered::{Order, Ordered};
 use crate::policy::pfp::Pfp;
+use crate::policy::saath::{Saath, SaathConfig};
+use crate::policy::sincronia::Sincronia;
 use crate::policy::varys::{Varys, VarysConfig};
 use crate::policy::wss::Wss;
 use crate::Scheduler;
@@ -27,6 +30,9 @@ pub enum SchedulerKind {
     Sebf,
     Wss,
     Varys,
+    Aalo,
+    Saath,
+    Sincronia,
 }
 
 impl SchedulerKind {
@@ -40,6 +46,9 @@ impl SchedulerKind {
         SchedulerKind::Sebf,
         SchedulerKind::Wss,
         SchedulerKind::Varys,
+        SchedulerKind::Aalo,
+        SchedulerKind::Saath,
+        SchedulerKind::Sincronia,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +62,9 @@ impl SchedulerKind {
             SchedulerKind::Sebf => "sebf",
             SchedulerKind::Wss => "wss",
             SchedulerKind::Varys => "varys",
+            SchedulerKind::Aalo => "aalo",
+            SchedulerKind::Saath => "saath",
+            SchedulerKind::Sincronia => "sincronia",
         }
     }
 
@@ -68,6 +80,9 @@ impl SchedulerKind {
             SchedulerKind::Sebf => "smallest effective bottleneck first, no starvation timers",
             SchedulerKind::Wss => "Orchestra's weighted shuffle scheduling",
             SchedulerKind::Varys => "SEBF + MADD + backfill + T/delta starvation; deadlines",
+            SchedulerKind::Aalo => "D-CLAS on bytes sent: FIFO in a queue, weighted across queues",
+            SchedulerKind::Saath => "D-CLAS + all-or-none + least-contention-first, per-flow sizes",
+            SchedulerKind::Sincronia => "BSSI bottleneck ordering + greedy order-preserving rates",
         }
     }
 }
@@ -101,12 +116,19 @@ pub struct SchedOptions {
     pub fair_max_per_reducer: Option<usize>,
     /// Work conservation of the ordering policies (fifo, scf, ncf, tcf, sebf).
     pub backfill: Backfill,
+    /// Ordering policies (fifo, scf, ncf, tcf, sebf) also reschedule when a single flow ends;
+    /// by default they reschedule on coflow arrival and completion only, like Varys.
+    pub on_flow_completion: bool,
     pub varys: VarysConfig,
+    #[serde(default)]
+    pub aalo: AaloConfig,
+    #[serde(default)]
+    pub saath: SaathConfig,
 }
 
 /// Build a fresh scheduler.
 pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
-    let ordered = |o| Box::new(Ordered::new(o, opts.backfill)) as Box<dyn Scheduler>;
+    let ordered = |o| Box::new(Ordered::new(o, opts.backfill, opts.on_flow_completion)) as Box<dyn Scheduler>;
     match kind {
         SchedulerKind::Fair => Box::new(Fair::new(opts.fair_max_per_reducer)),
         SchedulerKind::Pfp => Box::<Pfp>::default(),
@@ -117,5 +139,8 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::Sebf => ordered(Order::Sebf),
         SchedulerKind::Wss => Box::<Wss>::default(),
         SchedulerKind::Varys => Box::new(Varys::new(opts.varys)),
+        SchedulerKind::Aalo => Box::new(Aalo::new(opts.aalo)),
+        SchedulerKind::Saath => Box::new(Saath::new(opts.saath)),
+        SchedulerKind::Sincronia => Box::<Sincronia>::default(),
     }
 }

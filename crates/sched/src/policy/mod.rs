@@ -1,7 +1,11 @@
 //! The scheduling policies, one per file.
 
+pub mod aalo;
+pub mod dclas;
 pub mod fair;
 pub mod ordered;
 pub mod pfp;
+pub mod saath;
+pub mod sincronia;
 pub mod varys;
 pub mod wss;

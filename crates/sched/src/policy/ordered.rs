@@ -129,14 +129,17 @@ impl OrderedCore {
 pub struct Ordered {
     pub order: Order,
     pub backfill: Backfill,
+    /// Also reschedule when a single flow ends (default: only on coflow arrival/completion).
+    pub on_flow_completion: bool,
     core: OrderedCore,
 }
 
 impl Ordered {
-    pub fn new(order: Order, backfill: Backfill) -> Self {
+    pub fn new(order: Order, backfill: Backfill, on_flow_completion: bool) -> Self {
         Ordered {
             order,
             backfill,
+            on_flow_completion,
             core: OrderedCore::default(),
         }
     }
@@ -149,6 +152,10 @@ impl Scheduler for Ordered {
 
     fn clairvoyant(&self) -> bool {
         true // MADD inside each coflow reads sizes, whatever the order
+    }
+
+    fn reschedules_on_flow_completion(&self) -> bool {
+        self.on_flow_completion
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

@@ -39,6 +39,9 @@ impl Default for Starvation {
 pub struct VarysConfig {
     pub starvation: Option<Starvation>,
     pub backfill: Backfill,
+    /// Also reschedule when a single flow ends. The thesis reschedules only on coflow arrival
+    /// and completion (and the T/δ timers), which is the default.
+    pub on_flow_completion: bool,
 }
 
 impl Default for VarysConfig {
@@ -46,6 +49,7 @@ impl Default for VarysConfig {
         VarysConfig {
             starvation: Some(Starvation::default()),
             backfill: Backfill::Greedy,
+            on_flow_completion: false,
         }
     }
 }
@@ -153,6 +157,10 @@ impl Scheduler for Varys {
 
     fn clairvoyant(&self) -> bool {
         true
+    }
+
+    fn reschedules_on_flow_completion(&self) -> bool {
+        self.config.on_flow_completion
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
