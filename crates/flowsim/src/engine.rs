@@ -128,7 +128,9 @@ impl World<'_> {
                 c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(f.sent_bytes);
             }
             c.sent_bytes += moved;
-            c.flows.retain(|f| f.remaining_bytes > 0.0);
+            if c.flows.len() != m.unfinished {
+                c.flows.retain(|f| f.remaining_bytes > 0.0);
+            }
         }
         self.synced_at = now;
     }
@@ -201,13 +203,31 @@ impl World<'_> {
         self.makespan = self.makespan.max(now);
     }
 
-    /// Predicted completions at the rates just decided.
-    fn schedule_completions(&mut self, now: f64) {
+    /// Predicted completions at the rates just decided, checking on the way the invariant every
+    /// policy promises: no negative or NaN rate, no port above its capacity.
+    fn schedule_completions(
+        &mut self,
+        now: f64,
+        name: &str,
+        up: &mut [f64],
+        down: &mut [f64],
+    ) -> Result<(), SimError> {
         let mut due = std::mem::take(&mut self.due).into_vec();
         due.clear();
+        up.fill(0.0);
+        down.fill(0.0);
         for (ci, (c, r)) in self.active.iter().zip(&self.rates.per_coflow).enumerate() {
             for (fi, (f, &rate)) in c.flows.iter().zip(r).enumerate() {
+                if !(rate >= 0.0 && rate.is_finite()) {
+                    return Err(SimError::BadRate {
+                        scheduler: name.to_string(),
+                        time_s: now,
+                        rate,
+                    });
+                }
                 if rate > 0.0 {
+                    up[f.src as usize] += rate;
+                    down[f.dst as usize] += rate;
                     due.push(Due {
                         at: now + f.remaining_bytes / rate,
                         coflow: ci as u32,
@@ -217,6 +237,7 @@ impl World<'_> {
             }
         }
         self.due = BinaryHeap::from(due);
+        check_capacity(name, now, self.fabric, up, down)
     }
 }
 
@@ -320,9 +341,8 @@ pub fn simulate(
             &mut w.rates,
         );
         decisions += 1;
-        check_rates(&name, now, fabric, &w.active, &w.rates, &mut up_load, &mut down_load)?;
+        w.schedule_completions(now, &name, &mut up_load, &mut down_load)?;
         let wake = decision.wake_at_s.filter(|&t| t > now);
-        w.schedule_completions(now);
 
         // Run until something calls for the next decision.
         loop {
@@ -395,34 +415,17 @@ fn validate(trace: &Trace, fabric: &Fabric) -> Result<(), SimError> {
     Ok(())
 }
 
-/// The invariant every policy promises: no port above capacity, no negative or NaN rate.
-fn check_rates(
+/// No port may carry more than its capacity.
+fn check_capacity(
     name: &str,
     now: f64,
     fabric: &Fabric,
-    active: &[CoflowState],
-    rates: &Rates,
-    up: &mut [f64],
-    down: &mut [f64],
+    up: &[f64],
+    down: &[f64],
 ) -> Result<(), SimError> {
-    up.fill(0.0);
-    down.fill(0.0);
-    for (c, r) in active.iter().zip(&rates.per_coflow) {
-        for (f, &rate) in c.flows.iter().zip(r) {
-            if !(rate >= 0.0 && rate.is_finite()) {
-                return Err(SimError::BadRate {
-                    scheduler: name.to_string(),
-                    time_s: now,
-                    rate,
-                });
-            }
-            up[f.src as usize] += rate;
-            down[f.dst as usize] += rate;
-        }
-    }
     for (dir, loads, caps) in [
-        ("uplink", &*up, &fabric.up_bytes_per_s),
-        ("downlink", &*down, &fabric.down_bytes_per_s),
+        ("uplink", up, &fabric.up_bytes_per_s),
+        ("downlink", down, &fabric.down_bytes_per_s),
     ] {
         for (port, (&load, &cap)) in loads.iter().zip(caps).enumerate() {
             if load > cap * (1.0 + CAPACITY_SLACK) {

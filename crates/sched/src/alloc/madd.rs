@@ -69,6 +69,59 @@ impl PortLoads {
     }
 }
 
+/// Every active coflow's remaining bytes per port, aggregated once per decision, so that each
+/// Γ costs O(ports the coflow touches) instead of O(its flows): an M x R shuffle touches M + R
+/// ports but has M x R flows.
+#[derive(Debug, Default, Clone)]
+pub struct LoadTable {
+    ports: usize,
+    /// Entries of coflow `i` are `entries[off[i]..off[i + 1]]`; a port `p < ports` is an uplink,
+    /// `ports + p` the downlink of `p`.
+    off: Vec<usize>,
+    entries: Vec<(u32, f64)>,
+    scratch: PortLoads,
+}
+
+impl LoadTable {
+    /// Aggregate `coflows` (each a flow list).
+    pub fn build<'a>(&mut self, ports: usize, coflows: impl Iterator<Item = &'a [FlowState]>) {
+        self.ports = ports;
+        self.off.clear();
+        self.entries.clear();
+        self.off.push(0);
+        for flows in coflows {
+            let l = &mut self.scratch;
+            l.load(ports, flows);
+            for &p in &l.touched_out {
+                self.entries.push((p, l.out[p as usize]));
+            }
+            for &p in &l.touched_in {
+                self.entries.push((ports as u32 + p, l.inn[p as usize]));
+            }
+            self.off.push(self.entries.len());
+        }
+    }
+
+    /// Γ of coflow `i` on capacities `up`/`down` (infinite if it needs a port at or below
+    /// `floor`).
+    pub fn gamma_on(&self, i: usize, up: &[f64], down: &[f64], floor: f64) -> f64 {
+        let mut g: f64 = 0.0;
+        for &(r, bytes) in &self.entries[self.off[i]..self.off[i + 1]] {
+            let r = r as usize;
+            let cap = if r < self.ports { up[r] } else { down[r - self.ports] };
+            if cap <= floor {
+                return f64::INFINITY;
+            }
+            g = g.max(bytes / cap);
+        }
+        g
+    }
+
+    pub fn gamma(&self, i: usize, budget: &Budget) -> f64 {
+        self.gamma_on(i, &budget.up, &budget.down, budget.floor)
+    }
+}
+
 /// Give each flow `remaining / tau` (all finish together at `tau`) and take it from `budget`.
 pub fn madd_for(flows: &[FlowState], tau: f64, budget: &mut Budget, rates: &mut [f64]) {
     if !(tau > 0.0 && tau.is_finite()) {

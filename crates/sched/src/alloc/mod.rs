@@ -5,5 +5,5 @@ pub mod madd;
 pub mod waterfill;
 
 pub use budget::Budget;
-pub use madd::{backfill, madd, madd_for, Backfill, PortLoads};
+pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use waterfill::{Demand, WaterFill};

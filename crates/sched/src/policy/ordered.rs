@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc::{backfill, madd, Backfill, Budget, PortLoads};
+use crate::alloc::{backfill, madd_for, Backfill, Budget, LoadTable};
 use crate::{Decision, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,12 +39,21 @@ impl Order {
 #[derive(Debug, Default)]
 pub struct OrderedCore {
     pub budget: Budget,
-    pub loads: PortLoads,
+    /// Per-coflow port loads of the current snapshot (see [`OrderedCore::prepare`]).
+    pub table: LoadTable,
     keys: Vec<(f64, usize)>,
 }
 
 impl OrderedCore {
+    /// Start a decision: full budget, and every coflow's port loads aggregated once.
+    pub fn prepare(&mut self, snap: &Snapshot) {
+        self.budget.reset(snap.fabric);
+        self.table
+            .build(snap.fabric.ports(), snap.coflows.iter().map(|c| &c.flows[..]));
+    }
+
     /// Indices of `snap.coflows` restricted to `keep`, in `order` (ties in arrival order).
+    /// Call [`OrderedCore::prepare`] first.
     pub fn sorted(
         &mut self,
         order: Order,
@@ -62,12 +71,10 @@ impl OrderedCore {
                 Order::Scf => c.remaining_length_bytes(),
                 Order::Ncf => c.total_flows as f64,
                 Order::Tcf => c.remaining_bytes(),
-                Order::Sebf => self.loads.gamma_on(
-                    &c.flows,
-                    &full.up_bytes_per_s,
-                    &full.down_bytes_per_s,
-                    0.0,
-                ),
+                Order::Sebf => {
+                    self.table
+                        .gamma_on(i, &full.up_bytes_per_s, &full.down_bytes_per_s, 0.0)
+                }
             };
             self.keys.push((key, i));
         }
@@ -88,9 +95,10 @@ impl OrderedCore {
         partial_when_blocked: bool,
     ) {
         for &i in order {
-            let g = madd(
-                &mut self.loads,
+            let g = self.table.gamma(i, &self.budget);
+            madd_for(
                 &snap.coflows[i].flows,
+                g,
                 &mut self.budget,
                 &mut rates.per_coflow[i],
             );
@@ -159,7 +167,7 @@ impl Scheduler for Ordered {
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
-        self.core.budget.reset(snap.fabric);
+        self.core.prepare(snap);
         let order = self.core.sorted(self.order, snap, |_| true);
         let non_preemptive = self.order == Order::Fifo;
         self.core.madd_in_order(&order, snap, rates, non_preemptive);

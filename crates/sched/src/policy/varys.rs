@@ -68,6 +68,9 @@ pub struct Varys {
     /// Start of the current T-interval.
     interval_start: Option<f64>,
     served: HashSet<CoflowId>,
+    /// The coflows the last SEBF decision served, when it served every coflow: then no one can
+    /// starve before the next decision, so no timer is set and intervals roll forward lazily.
+    all_served: Option<HashSet<CoflowId>>,
     /// A running δ-interval: its end and the starved coflows it serves.
     delta: Option<(f64, HashSet<CoflowId>)>,
     union: Vec<FlowState>,
@@ -166,7 +169,7 @@ impl Scheduler for Varys {
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         let now = snap.now_s;
         self.admit_new(snap);
-        self.core.budget.reset(snap.fabric);
+        self.core.prepare(snap);
         self.reserve_admitted(snap, Some(rates));
         let admitted: Vec<usize> = (0..snap.coflows.len())
             .filter(|&i| self.class(&snap.coflows[i]) == Some(Admission::Admitted))
@@ -178,7 +181,16 @@ impl Scheduler for Varys {
         let mut wake = Decision::none();
         let mut sebf_turn = true;
         if let Some(st) = self.config.starvation {
-            let start = *self.interval_start.get_or_insert(now);
+            let mut start = *self.interval_start.get_or_insert(now);
+            if let Some(last) = self.all_served.take() {
+                if now >= start + st.t_s {
+                    // Intervals passed without a decision: everyone was served in all of them,
+                    // and the last decision's coflows are being served in the current one.
+                    start += ((now - start) / st.t_s).floor() * st.t_s;
+                    self.interval_start = Some(start);
+                    self.served = last;
+                }
+            }
             if let Some((end, starved)) = self.delta.take() {
                 if now < end - TIME_EPS * end.max(1.0) {
                     self.serve_starved(snap, &starved, rates);
@@ -204,9 +216,6 @@ impl Scheduler for Varys {
                     wake = Decision::at(now + st.delta_s);
                 }
             }
-            if sebf_turn {
-                wake = Decision::at(self.interval_start.unwrap_or(now) + st.t_s);
-            }
         }
 
         if !sebf_turn {
@@ -220,11 +229,18 @@ impl Scheduler for Varys {
         self.core.backfill_in_order(kind, &admitted, snap, rates);
         self.core.backfill_in_order(kind, &order, snap, rates);
         self.core.backfill_in_order(kind, &rejected, snap, rates);
-        if self.config.starvation.is_some() {
+        if let Some(st) = self.config.starvation {
+            let mut now_served = HashSet::new();
             for &i in &order {
                 if rates.coflow_served(i) {
-                    self.served.insert(snap.coflows[i].id);
+                    now_served.insert(snap.coflows[i].id);
                 }
+            }
+            self.served.extend(now_served.iter().copied());
+            if now_served.len() == order.len() {
+                self.all_served = Some(now_served);
+            } else {
+                wake = Decision::at(self.interval_start.unwrap_or(now) + st.t_s);
             }
         }
         wake
