@@ -1,0 +1,70 @@
+//! Invariants of every scheduler under random workloads: capacity is never exceeded (the engine
+//! checks each decision and errors), every flow finishes, no coflow beats its isolated bound,
+//! the makespan respects every port's load, and the same input gives the same result.
+
+mod common;
+
+use coflowkit_model::{Coflow, Fabric, Flow, Trace};
+use coflowkit_sched::{SchedOptions, SchedulerKind};
+use common::*;
+use proptest::prelude::*;
+
+fn workload() -> impl Strategy<Value = (Trace, Fabric)> {
+    (2u32..6).prop_flat_map(|ports| {
+        let flow = (0..ports, 0..ports, 0.01f64..8.0).prop_map(|(src, dst, bytes)| Flow {
+            src,
+            dst,
+            bytes,
+        });
+        let coflow = (
+            0.0f64..6.0,
+            prop::collection::vec(flow, 1..6),
+            prop::option::of(0.5f64..10.0),
+        );
+        let caps = prop::collection::vec(0.5f64..2.0, ports as usize);
+        (prop::collection::vec(coflow, 1..7), caps).prop_map(move |(cs, caps)| {
+            let coflows = cs
+                .into_iter()
+                .enumerate()
+                .map(|(i, (arrival, flows, deadline))| {
+                    let mut c = Coflow::new(i as u64 + 1, arrival, flows);
+                    c.deadline_s = deadline;
+                    c
+                })
+                .collect();
+            let fabric = Fabric {
+                up_bytes_per_s: caps.clone(),
+                down_bytes_per_s: caps.iter().rev().copied().collect(),
+            };
+            (Trace { ports, coflows }, fabric)
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn every_scheduler_finishes_everything_within_bounds(t in workload()) {
+        let opts = SchedOptions::default();
+        for &kind in SchedulerKind::ALL {
+            let out = run(&t, kind, &opts);
+            prop_assert_eq!(out.coflows.len(), t.0.coflows.len(), "{}", kind);
+            for (o, c) in out.coflows.iter().zip(&t.0.coflows) {
+                prop_assert_eq!(o.id, c.id);
+                prop_assert!(o.finish_s >= o.arrival_s);
+                prop_assert!(
+                    o.cct_s >= o.isolated_cct_s * (1.0 - 1e-9),
+                    "{}: coflow {} took {} < its bound {}", kind, o.id, o.cct_s, o.isolated_cct_s
+                );
+            }
+            // No port can move its total load faster than its capacity.
+            let first = t.0.coflows.iter().map(|c| c.arrival_s).fold(f64::INFINITY, f64::min);
+            let all = Coflow::new(0, 0.0, t.0.coflows.iter().flat_map(|c| c.flows.clone()).collect());
+            let bound = first + all.isolated_cct_s(&t.1);
+            prop_assert!(out.makespan_s >= bound * (1.0 - 1e-9), "{}: makespan {} < {}", kind, out.makespan_s, bound);
+            let again = run(&t, kind, &opts);
+            prop_assert_eq!(ccts(&again), ccts(&out), "{} is not deterministic", kind);
+        }
+    }
+}
