@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use coflowkit_flowsim::simulate;
+use coflowkit_flowsim::{simulate_with, SimOptions};
 use coflowkit_model::gen::FbScaleSpec;
 use coflowkit_sched::build;
 
@@ -27,6 +27,9 @@ pub struct BenchArgs {
     pub repeat: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// As `sim --flow-quantum`
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    pub flow_quantum: f64,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -59,7 +62,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             let mut decisions = 0;
             for _ in 0..args.repeat.max(1) {
                 let mut s = build(kind, &opts);
-                let out = simulate(t, f, s.as_mut())?;
+                let sim = SimOptions {
+                    flow_quantum_s: args.flow_quantum,
+                };
+                let out = simulate_with(t, f, s.as_mut(), &sim)?;
                 times.push(out.wall_s);
                 decisions = out.decisions;
             }

@@ -255,6 +255,25 @@ pub fn simulate(
     fabric: &Fabric,
     sched: &mut dyn Scheduler,
 ) -> Result<SimOutput, SimError> {
+    simulate_with(trace, fabric, sched, &SimOptions::default())
+}
+
+/// Simulator knobs. The defaults give the exact fluid model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimOptions {
+    /// For policies that reschedule on every flow completion: decide at most once per this
+    /// many seconds on account of flow completions (bandwidth a finished flow frees idles until
+    /// then). Arrivals, coflow completions and scheduler wake-ups stay exact. 0 = exact.
+    pub flow_quantum_s: f64,
+}
+
+/// [`simulate`] with options.
+pub fn simulate_with(
+    trace: &Trace,
+    fabric: &Fabric,
+    sched: &mut dyn Scheduler,
+    opts: &SimOptions,
+) -> Result<SimOutput, SimError> {
     validate(trace, fabric)?;
     let started = Instant::now();
     let name = sched.name().to_string();
@@ -342,7 +361,8 @@ pub fn simulate(
         );
         decisions += 1;
         w.schedule_completions(now, &name, &mut up_load, &mut down_load)?;
-        let wake = decision.wake_at_s.filter(|&t| t > now);
+        let mut wake = decision.wake_at_s.filter(|&t| t > now);
+        let decided_at = now;
 
         // Run until something calls for the next decision.
         loop {
@@ -364,8 +384,15 @@ pub fn simulate(
                     now = t;
                     // Nothing left running: decide again rather than idle (or stall) until
                     // the next arrival.
-                    if coflow_done || on_flow_completion || w.due.is_empty() {
+                    if coflow_done || w.due.is_empty() {
                         break;
+                    }
+                    if on_flow_completion {
+                        let due = decided_at + opts.flow_quantum_s;
+                        if now >= due {
+                            break;
+                        }
+                        wake = Some(wake.map_or(due, |w| w.min(due)));
                     }
                 }
                 _ => {

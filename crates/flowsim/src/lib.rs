@@ -7,6 +7,6 @@ pub mod engine;
 pub mod outcome;
 pub mod summary;
 
-pub use engine::{simulate, SimError};
+pub use engine::{simulate, simulate_with, SimError, SimOptions};
 pub use outcome::{CoflowOutcome, SimOutput};
 pub use summary::Summary;

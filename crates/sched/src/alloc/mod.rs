@@ -2,8 +2,10 @@
 
 pub mod budget;
 pub mod madd;
+pub mod pairs;
 pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
+pub use pairs::PairFill;
 pub use waterfill::{Demand, WaterFill};

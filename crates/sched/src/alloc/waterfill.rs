@@ -15,72 +15,92 @@ pub struct Demand {
     pub weight: f64,
 }
 
-/// Scratch space, reused across calls so that a decision allocates nothing.
+/// Scratch space, reused across calls so that a decision allocates nothing. Everything is
+/// indexed by the resources (uplinks and downlinks) the demands touch, so filling one small
+/// coflow costs what it touches, not the fabric's size.
 #[derive(Debug, Default, Clone)]
 pub struct WaterFill {
+    /// Resource (`port` for an uplink, `ports + port` for a downlink) -> local index, or MAX.
+    local: Vec<u32>,
+    touched: Vec<u32>,
+    cap: Vec<f64>,
     weight_sum: Vec<f64>,
     unfrozen: Vec<u32>,
     used: Vec<f64>,
     start: Vec<u32>,
+    fill_at: Vec<u32>,
     adj: Vec<u32>,
+    ends: Vec<[u32; 2]>,
     live: Vec<u32>,
     frozen: Vec<bool>,
 }
 
 impl WaterFill {
+    fn slot(&mut self, r: usize, cap: f64) -> u32 {
+        if self.local[r] == u32::MAX {
+            self.local[r] = self.touched.len() as u32;
+            self.touched.push(r as u32);
+            self.cap.push(cap);
+            self.weight_sum.push(0.0);
+            self.unfrozen.push(0);
+            self.used.push(0.0);
+        }
+        self.local[r]
+    }
+
     /// Max-min fair rates for `demands` within `budget`; writes `rates[i]` for `demands[i]` and
     /// takes the rates from `budget`. Flows whose port is already full get 0.
     pub fn fill(&mut self, demands: &[Demand], budget: &mut Budget, rates: &mut [f64]) {
         let ports = budget.up.len();
-        let res = 2 * ports;
-        let down = |p: u32| ports + p as usize;
+        if self.local.len() != 2 * ports {
+            self.local = vec![u32::MAX; 2 * ports];
+        }
+        self.touched.clear();
+        self.cap.clear();
         self.weight_sum.clear();
-        self.weight_sum.resize(res, 0.0);
         self.unfrozen.clear();
-        self.unfrozen.resize(res, 0);
         self.used.clear();
-        self.used.resize(res, 0.0);
-        self.start.clear();
-        self.start.resize(res + 1, 0);
+        self.ends.clear();
         self.frozen.clear();
         self.frozen.resize(demands.len(), true);
 
         for (i, d) in demands.iter().enumerate() {
             rates[i] = 0.0;
+            let mut ends = [u32::MAX; 2];
             if d.weight > 0.0 && budget.has_room(d.src, d.dst) {
                 self.frozen[i] = false;
-                for r in [d.src as usize, down(d.dst)] {
-                    self.weight_sum[r] += d.weight;
-                    self.unfrozen[r] += 1;
-                    self.start[r + 1] += 1;
+                let up = self.slot(d.src as usize, budget.up[d.src as usize]);
+                let down = self.slot(ports + d.dst as usize, budget.down[d.dst as usize]);
+                ends = [up, down];
+                for l in ends {
+                    self.weight_sum[l as usize] += d.weight;
+                    self.unfrozen[l as usize] += 1;
                 }
             }
+            self.ends.push(ends);
         }
-        // Compressed adjacency: flows through each resource.
-        for r in 0..res {
-            self.start[r + 1] += self.start[r];
+        // Compressed adjacency: the flows through each touched resource.
+        let n = self.touched.len();
+        self.start.clear();
+        self.start.push(0);
+        for l in 0..n {
+            let s = self.start[l] + self.unfrozen[l];
+            self.start.push(s);
         }
+        self.fill_at.clear();
+        self.fill_at.extend_from_slice(&self.start[..n]);
         self.adj.clear();
-        self.adj.resize(self.start[res] as usize, 0);
-        let mut fill_at = self.start.clone();
-        for (i, d) in demands.iter().enumerate() {
+        self.adj.resize(self.start[n] as usize, 0);
+        for (i, ends) in self.ends.iter().enumerate() {
             if !self.frozen[i] {
-                for r in [d.src as usize, down(d.dst)] {
-                    self.adj[fill_at[r] as usize] = i as u32;
-                    fill_at[r] += 1;
+                for &l in ends {
+                    self.adj[self.fill_at[l as usize] as usize] = i as u32;
+                    self.fill_at[l as usize] += 1;
                 }
             }
         }
-        let cap = |r: usize, b: &Budget| {
-            if r < ports {
-                b.up[r]
-            } else {
-                b.down[r - ports]
-            }
-        };
         self.live.clear();
-        self.live
-            .extend((0..res as u32).filter(|&r| self.unfrozen[r as usize] > 0));
+        self.live.extend(0..n as u32);
 
         loop {
             // The resource that fills first at the current speeds.
@@ -88,36 +108,60 @@ impl WaterFill {
             let mut best_level = f64::INFINITY;
             let mut k = 0;
             while k < self.live.len() {
-                let r = self.live[k] as usize;
-                if self.unfrozen[r] == 0 {
+                let l = self.live[k] as usize;
+                if self.unfrozen[l] == 0 {
                     self.live.swap_remove(k);
                     continue;
                 }
-                let level = ((cap(r, budget) - self.used[r]).max(0.0)) / self.weight_sum[r];
+                let level = (self.cap[l] - self.used[l]).max(0.0) / self.weight_sum[l];
                 if level < best_level {
                     best_level = level;
-                    best = Some(r);
+                    best = Some(l);
                 }
                 k += 1;
             }
-            let Some(r) = best else { break };
-            for idx in self.start[r]..self.start[r + 1] {
+            let Some(l) = best else { break };
+            for idx in self.start[l]..self.start[l + 1] {
                 let i = self.adj[idx as usize] as usize;
                 if self.frozen[i] {
                     continue;
                 }
                 self.frozen[i] = true;
-                let d = demands[i];
-                let rate = d.weight * best_level;
+                let w = demands[i].weight;
+                let rate = w * best_level;
                 rates[i] = rate;
-                for q in [d.src as usize, down(d.dst)] {
+                for q in self.ends[i] {
+                    let q = q as usize;
                     self.used[q] += rate;
                     self.unfrozen[q] -= 1;
                     self.weight_sum[q] = if self.unfrozen[q] == 0 {
                         0.0
                     } else {
-                        self.weight_sum[q] - d.weight
+                        self.weight_sum[q] - w
                     };
+                }
+            }
+        }
+
+        // Weight sums kept by subtraction can cancel badly when weights span many orders of
+        // magnitude (WSS weighs by bytes), leaving a port a hair over capacity: scale such a
+        // port's flows down to fit. Scaling down never overloads another port.
+        self.used.iter_mut().for_each(|u| *u = 0.0);
+        for (i, ends) in self.ends.iter().enumerate() {
+            if rates[i] > 0.0 {
+                for &l in ends {
+                    self.used[l as usize] += rates[i];
+                }
+            }
+        }
+        let over = |l: usize, used: &[f64], cap: &[f64]| used[l] > cap[l] && used[l] > 0.0;
+        if (0..n).any(|l| over(l, &self.used, &self.cap)) {
+            for (i, ends) in self.ends.iter().enumerate() {
+                for &l in ends.iter().filter(|&&l| l != u32::MAX) {
+                    let l = l as usize;
+                    if over(l, &self.used, &self.cap) {
+                        rates[i] *= self.cap[l] / self.used[l];
+                    }
                 }
             }
         }
@@ -125,6 +169,9 @@ impl WaterFill {
             if rates[i] > 0.0 {
                 budget.take(d.src, d.dst, rates[i]);
             }
+        }
+        for &r in &self.touched {
+            self.local[r as usize] = u32::MAX;
         }
     }
 }

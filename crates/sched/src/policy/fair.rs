@@ -1,7 +1,7 @@
 //! `fair`: per-flow max-min fairness over uplinks and downlinks (what TCP approximates), with an
 //! optional cap on the concurrent fetches of each reducer (Hadoop fetches from 5 mappers at once).
 
-use crate::alloc::{Budget, Demand, WaterFill};
+use crate::alloc::{Budget, Demand, PairFill};
 use crate::{Decision, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
@@ -9,7 +9,7 @@ pub struct Fair {
     /// At most this many flows of one coflow into one reducer run at once (first in flow order).
     pub max_per_reducer: Option<usize>,
     budget: Budget,
-    fill: WaterFill,
+    fill: PairFill,
     demands: Vec<Demand>,
     owner: Vec<(u32, u32)>,
     out: Vec<f64>,

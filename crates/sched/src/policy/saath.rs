@@ -335,6 +335,16 @@ impl Scheduler for Saath {
                         .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
                 }
             }
+            // The CoflowSim rule splits a port by flow counts and can strand a remainder where
+            // the other end is tighter; hand what is left to any flow that can use it, in order.
+            for &i in &self.order {
+                crate::alloc::backfill(
+                    crate::alloc::Backfill::Greedy,
+                    &snap.coflows[i].flows,
+                    &mut self.budget,
+                    &mut rates.per_coflow[i],
+                );
+            }
         }
 
         // Starvation clocks, then the next wake-up: a queue crossing or a coflow starving.

@@ -2,13 +2,13 @@
 //! proportion to the bytes it has left, so the flows sharing a port finish together; with coupled
 //! ports this is weighted max-min with weight = remaining bytes.
 
-use crate::alloc::{Budget, Demand, WaterFill};
+use crate::alloc::{Budget, Demand, PairFill};
 use crate::{Decision, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct Wss {
     budget: Budget,
-    fill: WaterFill,
+    fill: PairFill,
     demands: Vec<Demand>,
     owner: Vec<(u32, u32)>,
     out: Vec<f64>,
