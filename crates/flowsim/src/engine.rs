@@ -94,6 +94,11 @@ struct World<'a> {
     /// When `active` was last brought up to date (the last decision).
     synced_at: f64,
     due: BinaryHeap<Due>,
+    /// Decisions follow every completion: then only the earliest completions matter, and a
+    /// scan of `due_list` is cheaper than keeping a heap of every running flow.
+    scan: bool,
+    due_list: Vec<Due>,
+    due_min: f64,
     outcomes: Vec<Option<CoflowOutcome>>,
     makespan: f64,
 }
@@ -236,8 +241,58 @@ impl World<'_> {
                 }
             }
         }
-        self.due = BinaryHeap::from(due);
+        if self.scan {
+            self.due_min = due.iter().map(|d| d.at).fold(f64::INFINITY, f64::min);
+            self.due_list = due;
+        } else {
+            self.due = BinaryHeap::from(due);
+        }
         check_capacity(name, now, self.fabric, up, down)
+    }
+
+    /// The earliest predicted completion, if any flow is running.
+    fn next_due(&self) -> Option<f64> {
+        if self.scan {
+            (!self.due_list.is_empty()).then_some(self.due_min)
+        } else {
+            self.due.peek().map(|d| d.at)
+        }
+    }
+
+    /// Complete every flow predicted by `horizon`, at time `t`. Returns whether a coflow ended.
+    fn complete_due(&mut self, t: f64, horizon: f64) -> bool {
+        let mut coflow_done = false;
+        if self.scan {
+            let mut list = std::mem::take(&mut self.due_list);
+            list.retain(|d| {
+                if d.at > horizon {
+                    return true;
+                }
+                self.complete(t, d.coflow as usize, d.flow as usize);
+                coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
+                false
+            });
+            self.due_min = list.iter().map(|d| d.at).fold(f64::INFINITY, f64::min);
+            self.due_list = list;
+        } else {
+            while let Some(d) = self.due.peek() {
+                if d.at > horizon {
+                    break;
+                }
+                let d = self.due.pop().expect("peeked");
+                self.complete(t, d.coflow as usize, d.flow as usize);
+                coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
+            }
+        }
+        coflow_done
+    }
+
+    fn nothing_running(&self) -> bool {
+        if self.scan {
+            self.due_list.is_empty()
+        } else {
+            self.due.is_empty()
+        }
     }
 }
 
@@ -295,6 +350,9 @@ pub fn simulate_with(
         rates: Rates::default(),
         synced_at: 0.0,
         due: BinaryHeap::new(),
+        scan: on_flow_completion && opts.flow_quantum_s == 0.0,
+        due_list: Vec::new(),
+        due_min: f64::INFINITY,
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,
     };
@@ -367,24 +425,16 @@ pub fn simulate_with(
         // Run until something calls for the next decision.
         loop {
             let next_arrival = order.get(next).map(|&ti| trace.coflows[ti].arrival_s);
-            let next_due = w.due.peek().map(|d| d.at);
+            let next_due = w.next_due();
             let t_other = next_arrival.unwrap_or(f64::INFINITY).min(wake.unwrap_or(f64::INFINITY));
             match next_due {
                 Some(t) if t <= t_other => {
                     let horizon = t + SAME_TIME * t.abs().max(1.0);
-                    let mut coflow_done = false;
-                    while let Some(d) = w.due.peek() {
-                        if d.at > horizon {
-                            break;
-                        }
-                        let d = w.due.pop().expect("peeked");
-                        w.complete(t, d.coflow as usize, d.flow as usize);
-                        coflow_done |= w.meta[d.coflow as usize].unfinished == 0;
-                    }
+                    let coflow_done = w.complete_due(t, horizon);
                     now = t;
                     // Nothing left running: decide again rather than idle (or stall) until
                     // the next arrival.
-                    if coflow_done || w.due.is_empty() {
+                    if coflow_done || w.nothing_running() {
                         break;
                     }
                     if on_flow_completion {
