@@ -49,7 +49,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
             seed: args.seed,
         }
         .generate(&trace)?;
-        eprintln!("generated the {}x workload in {:.2} s", args.upscale, t0.elapsed().as_secs_f64());
+        eprintln!(
+            "generated the {}x workload in {:.2} s",
+            args.upscale,
+            t0.elapsed().as_secs_f64()
+        );
         workloads.push((format!("{}x upscaled", args.upscale), up, fabric));
     }
     println!(

@@ -57,7 +57,9 @@ pub fn default_trace_path() -> PathBuf {
     if here.exists() {
         return here;
     }
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_TRACE);
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(DEFAULT_TRACE);
     if built.exists() {
         built
     } else {

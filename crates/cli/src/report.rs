@@ -32,7 +32,10 @@ impl Run {
 
 /// Speed-ups of `run` over `base`: (average CCT, p95 CCT); above 1 means `run` is faster.
 fn speedups(run: &Summary, base: &Summary) -> (f64, f64) {
-    (base.avg_cct_s / run.avg_cct_s, base.p95_cct_s / run.p95_cct_s)
+    (
+        base.avg_cct_s / run.avg_cct_s,
+        base.p95_cct_s / run.p95_cct_s,
+    )
 }
 
 fn secs(v: Option<f64>) -> String {
@@ -44,10 +47,21 @@ fn secs(v: Option<f64>) -> String {
 
 /// The comparison table: one row per scheduler.
 pub fn table(runs: &[Run], baseline: &str) -> String {
-    let base = runs.iter().find(|r| r.name() == baseline).map(|r| &r.summary);
+    let base = runs
+        .iter()
+        .find(|r| r.name() == baseline)
+        .map(|r| &r.summary);
     let with_deadlines = runs.iter().any(|r| r.summary.deadlines.is_some());
     let mut header = vec![
-        "scheduler", "coflows", "avg CCT s", "p50 s", "p95 s", "p99 s", "SN s", "LN s", "SW s",
+        "scheduler",
+        "coflows",
+        "avg CCT s",
+        "p50 s",
+        "p95 s",
+        "p99 s",
+        "SN s",
+        "LN s",
+        "SW s",
         "LW s",
     ];
     let avg_head = format!("avg x {baseline}");
@@ -77,7 +91,12 @@ pub fn table(runs: &[Run], baseline: &str) -> String {
         row.push(format!("{p95:.2}"));
         if with_deadlines {
             row.push(match s.deadlines {
-                Some(d) => format!("{:.1}% ({}/{})", 100.0 * d.met_fraction, d.met, d.with_deadline),
+                Some(d) => format!(
+                    "{:.1}% ({}/{})",
+                    100.0 * d.met_fraction,
+                    d.met,
+                    d.with_deadline
+                ),
                 None => "-".into(),
             });
         }
@@ -103,7 +122,11 @@ pub fn table(runs: &[Run], baseline: &str) -> String {
             .collect();
         let _ = writeln!(out, "{}", cells.join("  ").trim_end());
         if i == 0 {
-            let _ = writeln!(out, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            let _ = writeln!(
+                out,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
+            );
         }
     }
     out
@@ -134,7 +157,10 @@ pub fn write_json(
     runs: &[Run],
     baseline: &str,
 ) -> Result<()> {
-    let base = runs.iter().find(|r| r.name() == baseline).map(|r| &r.summary);
+    let base = runs
+        .iter()
+        .find(|r| r.name() == baseline)
+        .map(|r| &r.summary);
     let results: Vec<_> = runs
         .iter()
         .map(|r| {

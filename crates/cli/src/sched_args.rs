@@ -2,7 +2,9 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+use coflowkit_model::units::MB;
 use coflowkit_sched::alloc::Backfill;
+use coflowkit_sched::policy::dclas::{InterQueue, Queues};
 use coflowkit_sched::policy::varys::Starvation;
 use coflowkit_sched::{SchedOptions, SchedulerKind};
 
@@ -35,6 +37,49 @@ pub struct SchedArgs {
     /// varys: turn starvation avoidance off (pure SEBF + MADD)
     #[arg(long)]
     pub no_starvation: bool,
+    /// varys and the orderings: also reschedule when a single flow ends (the thesis reschedules
+    /// on coflow arrival and completion only)
+    #[arg(long)]
+    pub reschedule_on_flow_completion: bool,
+    /// aalo, saath: number of priority queues K
+    #[arg(long, default_value_t = 10, value_name = "K")]
+    pub queues: usize,
+    /// aalo, saath: queue spacing E (each threshold E times the previous)
+    #[arg(long, default_value_t = 10.0, value_name = "E")]
+    pub queue_spacing: f64,
+    /// aalo, saath: upper threshold of the first queue, MB (2^20 bytes)
+    #[arg(long, default_value_t = 10.0, value_name = "MB")]
+    pub q1_mb: f64,
+    /// aalo: sharing across queues: weighted (the thesis) or strict (CoflowSim)
+    #[arg(long, value_enum, default_value = "weighted")]
+    pub aalo_inter_queue: InterQueueArg,
+    /// aalo: coordination interval Δ, seconds (0 = instantaneous)
+    #[arg(long, default_value_t = 0.010, value_name = "S")]
+    pub aalo_delta: f64,
+    /// saath: coordination interval Δ, seconds (0 = event-driven)
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    pub saath_delta: f64,
+    /// saath: bounded wait before a passed-over coflow goes first, seconds (0 = off)
+    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    pub saath_starvation: f64,
+    /// saath: turn off all-or-none (ablation)
+    #[arg(long)]
+    pub saath_no_all_or_none: bool,
+    /// saath: FIFO instead of least-contention-first inside a queue (ablation)
+    #[arg(long)]
+    pub saath_no_lcof: bool,
+    /// saath: queue by total bytes (Aalo) instead of per-flow progress (ablation)
+    #[arg(long)]
+    pub saath_no_per_flow_threshold: bool,
+    /// saath: no work conservation (ablation)
+    #[arg(long)]
+    pub saath_no_work_conservation: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum InterQueueArg {
+    Weighted,
+    Strict,
 }
 
 impl SchedArgs {
@@ -76,6 +121,43 @@ impl SchedArgs {
         if self.fair_max_per_reducer == Some(0) {
             bail!("--fair-max-per-reducer must be at least 1");
         }
+        o.on_flow_completion = self.reschedule_on_flow_completion;
+        o.varys.on_flow_completion = self.reschedule_on_flow_completion;
+        if self.queues == 0
+            || self.queue_spacing.is_nan()
+            || self.queue_spacing <= 1.0
+            || self.q1_mb.is_nan()
+            || self.q1_mb <= 0.0
+        {
+            bail!("--queues must be >= 1, --queue-spacing > 1 and --q1-mb > 0");
+        }
+        for (flag, v) in [
+            ("--aalo-delta", self.aalo_delta),
+            ("--saath-delta", self.saath_delta),
+            ("--saath-starvation", self.saath_starvation),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                bail!("{flag} must be a non-negative number of seconds");
+            }
+        }
+        let queues = Queues {
+            k: self.queues,
+            e: self.queue_spacing,
+            q1_hi_bytes: self.q1_mb * MB,
+        };
+        o.aalo.queues = queues;
+        o.aalo.inter_queue = match self.aalo_inter_queue {
+            InterQueueArg::Weighted => InterQueue::Weighted,
+            InterQueueArg::Strict => InterQueue::Strict,
+        };
+        o.aalo.sync_interval_s = self.aalo_delta;
+        o.saath.queues = queues;
+        o.saath.sync_interval_s = self.saath_delta;
+        o.saath.starvation = (self.saath_starvation > 0.0).then_some(self.saath_starvation);
+        o.saath.all_or_none = !self.saath_no_all_or_none;
+        o.saath.lcof = !self.saath_no_lcof;
+        o.saath.per_flow_threshold = !self.saath_no_per_flow_threshold;
+        o.saath.work_conservation = !self.saath_no_work_conservation;
         Ok(o)
     }
 }

@@ -80,7 +80,11 @@ pub fn run(args: SimArgs) -> Result<()> {
         trace.coflows.len(),
         trace.flows(),
         trace.ports,
-        if args.deadlines.is_some() { ", with deadlines" } else { "" }
+        if args.deadlines.is_some() {
+            ", with deadlines"
+        } else {
+            ""
+        }
     );
     print!("{}", report::table(&runs, baseline.name()));
     if let Some(p) = &args.json {

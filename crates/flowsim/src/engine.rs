@@ -19,7 +19,11 @@ const CAPACITY_SLACK: f64 = 1e-9;
 #[derive(Debug, Error, PartialEq)]
 pub enum SimError {
     #[error("coflow {coflow}: flow uses port {port}, but the fabric has {ports} ports")]
-    PortOutOfRange { coflow: u64, port: u32, ports: usize },
+    PortOutOfRange {
+        coflow: u64,
+        port: u32,
+        ports: usize,
+    },
     #[error("coflow {coflow}: flow of {bytes} bytes: sizes must be finite and non-negative")]
     BadSize { coflow: u64, bytes: f64 },
     #[error("scheduler `{scheduler}` at t={time_s}s: {dir} of port {port} carries {load} B/s, above its capacity {cap} B/s")]
@@ -383,7 +387,11 @@ pub fn simulate_with(
                 trace_index: ti,
                 unfinished: flows.len(),
                 fct_sum: 0.0,
-                fct_min: if flows.len() < c.flows.len() { 0.0 } else { f64::INFINITY },
+                fct_min: if flows.len() < c.flows.len() {
+                    0.0
+                } else {
+                    f64::INFINITY
+                },
                 fct_max: 0.0,
             });
             w.active.push(CoflowState {
@@ -426,7 +434,9 @@ pub fn simulate_with(
         loop {
             let next_arrival = order.get(next).map(|&ti| trace.coflows[ti].arrival_s);
             let next_due = w.next_due();
-            let t_other = next_arrival.unwrap_or(f64::INFINITY).min(wake.unwrap_or(f64::INFINITY));
+            let t_other = next_arrival
+                .unwrap_or(f64::INFINITY)
+                .min(wake.unwrap_or(f64::INFINITY));
             match next_due {
                 Some(t) if t <= t_other => {
                     let horizon = t + SAME_TIME * t.abs().max(1.0);

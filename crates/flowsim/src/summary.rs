@@ -66,7 +66,11 @@ impl Summary {
             .iter()
             .map(|c| c.avg_fct_s * c.flows as f64)
             .sum();
-        let with_deadline = run.coflows.iter().filter(|c| c.deadline_s.is_some()).count();
+        let with_deadline = run
+            .coflows
+            .iter()
+            .filter(|c| c.deadline_s.is_some())
+            .count();
         let met = run
             .coflows
             .iter()

@@ -121,14 +121,7 @@ fn o4_madd_beats_fair_by_1_495_for_n_100() {
 fn fig_5_1(c2_first: bool) -> (coflowkit_model::Trace, coflowkit_model::Fabric) {
     let c1 = coflow(1, 0.0, &[(0, 3, 1.0), (1, 4, 2.0), (2, 5, 4.0)]);
     let c2 = coflow(2, 0.0, &[(0, 6, 2.0), (1, 7, 2.0)]);
-    toy(
-        8,
-        if c2_first {
-            vec![c2, c1]
-        } else {
-            vec![c1, c2]
-        },
-    )
+    toy(8, if c2_first { vec![c2, c1] } else { vec![c1, c2] })
 }
 
 #[test]

@@ -32,7 +32,11 @@ pub enum PortFileError {
 }
 
 /// Read `path` and apply it over a fabric of `ports` ports at `default_bps` each way.
-pub fn read_port_rates(path: &Path, ports: usize, default_bps: f64) -> Result<Fabric, PortFileError> {
+pub fn read_port_rates(
+    path: &Path,
+    ports: usize,
+    default_bps: f64,
+) -> Result<Fabric, PortFileError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| PortFileError::Io {
         file: file.clone(),
@@ -72,7 +76,11 @@ pub fn parse_port_rates(
             .parse()
             .map_err(|_| err(1, "port", format!("`{}` is not a port number", tokens[0])))?;
         if port >= ports {
-            return Err(err(1, "port", format!("port {port} out of range 0..{ports}")));
+            return Err(err(
+                1,
+                "port",
+                format!("port {port} out of range 0..{ports}"),
+            ));
         }
         if std::mem::replace(&mut seen[port], true) {
             return Err(err(1, "port", format!("port {port} listed twice")));
@@ -94,7 +102,13 @@ mod tests {
 
     #[test]
     fn reads_heterogeneous_ports() {
-        let f = parse_port_rates("# hdr\n0 10gbit\n2 1gbit 500mbit # slow rx\n", "p.txt", 3, 1e9).unwrap();
+        let f = parse_port_rates(
+            "# hdr\n0 10gbit\n2 1gbit 500mbit # slow rx\n",
+            "p.txt",
+            3,
+            1e9,
+        )
+        .unwrap();
         assert_eq!(f.up_bytes_per_s, vec![1.25e9, 1.25e8, 1.25e8]);
         assert_eq!(f.down_bytes_per_s, vec![1.25e9, 1.25e8, 6.25e7]);
     }
@@ -102,9 +116,15 @@ mod tests {
     #[test]
     fn errors_name_file_line_and_field() {
         let e = parse_port_rates("0 1gbit\n5 1gbit\n", "p.txt", 3, 1e9).unwrap_err();
-        assert_eq!(e.to_string(), "p.txt:2: field 1 (port): port 5 out of range 0..3");
+        assert_eq!(
+            e.to_string(),
+            "p.txt:2: field 1 (port): port 5 out of range 0..3"
+        );
         let e = parse_port_rates("\n1 fast\n", "p.txt", 3, 1e9).unwrap_err();
-        assert!(e.to_string().starts_with("p.txt:2: field 2 (uplink rate)"), "{e}");
+        assert!(
+            e.to_string().starts_with("p.txt:2: field 2 (uplink rate)"),
+            "{e}"
+        );
         let e = parse_port_rates("1 1gbit\n1 2gbit\n", "p.txt", 3, 1e9).unwrap_err();
         assert!(e.to_string().contains("listed twice"), "{e}");
         let e = parse_port_rates("1 1gbit 1gbit x\n", "p.txt", 3, 1e9).unwrap_err();

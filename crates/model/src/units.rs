@@ -18,7 +18,10 @@ pub struct RateError {
 /// are plain). Returns bits per second.
 pub fn parse_rate_bps(text: &str) -> Result<f64, RateError> {
     let t = text.trim().to_ascii_lowercase();
-    let err = |why| RateError { text: text.to_string(), why };
+    let err = |why| RateError {
+        text: text.to_string(),
+        why,
+    };
     let split = t
         .find(|c: char| c.is_ascii_alphabetic() && c != 'e')
         .unwrap_or(t.len());

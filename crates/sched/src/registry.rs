@@ -128,7 +128,8 @@ pub struct SchedOptions {
 
 /// Build a fresh scheduler.
 pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
-    let ordered = |o| Box::new(Ordered::new(o, opts.backfill, opts.on_flow_completion)) as Box<dyn Scheduler>;
+    let ordered =
+        |o| Box::new(Ordered::new(o, opts.backfill, opts.on_flow_completion)) as Box<dyn Scheduler>;
     match kind {
         SchedulerKind::Fair => Box::new(Fair::new(opts.fair_max_per_reducer)),
         SchedulerKind::Pfp => Box::<Pfp>::default(),

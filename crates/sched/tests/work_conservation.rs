@@ -2,7 +2,9 @@
 //! (for every policy that promises it), and no port carries more than its capacity.
 
 use coflowkit_model::Fabric;
-use coflowkit_sched::{build, CoflowState, FlowState, Rates, SchedOptions, SchedulerKind, Snapshot};
+use coflowkit_sched::{
+    build, CoflowState, FlowState, Rates, SchedOptions, SchedulerKind, Snapshot,
+};
 use proptest::prelude::*;
 
 fn snapshot() -> impl Strategy<Value = (Fabric, Vec<CoflowState>)> {

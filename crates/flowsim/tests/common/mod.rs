@@ -3,7 +3,7 @@
 
 use coflowkit_flowsim::{simulate, SimOutput};
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
-use coflowkit_sched::{build, SchedOptions, SchedulerKind, Scheduler};
+use coflowkit_sched::{build, SchedOptions, Scheduler, SchedulerKind};
 
 /// A coflow from `(src, dst, size)` triples.
 pub fn coflow(id: u64, arrival: f64, flows: &[(u32, u32, f64)]) -> Coflow {

@@ -26,7 +26,11 @@ impl Budget {
         self.up.extend_from_slice(&fabric.up_bytes_per_s);
         self.down.clear();
         self.down.extend_from_slice(&fabric.down_bytes_per_s);
-        let max = self.up.iter().chain(&self.down).fold(0.0, |a: f64, &b| a.max(b));
+        let max = self
+            .up
+            .iter()
+            .chain(&self.down)
+            .fold(0.0, |a: f64, &b| a.max(b));
         self.floor = max * FULL_FRACTION;
     }
 

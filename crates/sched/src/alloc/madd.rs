@@ -108,7 +108,11 @@ impl LoadTable {
         let mut g: f64 = 0.0;
         for &(r, bytes) in &self.entries[self.off[i]..self.off[i + 1]] {
             let r = r as usize;
-            let cap = if r < self.ports { up[r] } else { down[r - self.ports] };
+            let cap = if r < self.ports {
+                up[r]
+            } else {
+                down[r - self.ports]
+            };
             if cap <= floor {
                 return f64::INFINITY;
             }
@@ -180,7 +184,10 @@ pub fn backfill_proportional(flows: &[FlowState], budget: &mut Budget, rates: &m
     let mut k = 0;
     while k < idx.len() {
         let src = flows[idx[k]].src;
-        let end = k + idx[k..].iter().take_while(|&&i| flows[i].src == src).count();
+        let end = k + idx[k..]
+            .iter()
+            .take_while(|&&i| flows[i].src == src)
+            .count();
         let group = &idx[k..end];
         let leftover = budget.up[src as usize];
         if leftover > budget.floor {

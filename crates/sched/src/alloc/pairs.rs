@@ -40,8 +40,7 @@ impl PairFill {
         }
         self.pair_rates.clear();
         self.pair_rates.resize(self.demands.len(), 0.0);
-        self.fill
-            .fill(&self.demands, budget, &mut self.pair_rates);
+        self.fill.fill(&self.demands, budget, &mut self.pair_rates);
         for ((f, &p), r) in flows.iter().zip(&self.pair_of).zip(rates.iter_mut()) {
             let d = &self.demands[p as usize];
             *r = if d.weight > 0.0 {
@@ -66,9 +65,21 @@ mod tests {
         // Two flows on 0->1 and one on 0->2: per-flow max-min gives each 1/3 of port 0.
         let fabric = Fabric::uniform(3, 1.0);
         let flows = [
-            Demand { src: 0, dst: 1, weight: 1.0 },
-            Demand { src: 0, dst: 2, weight: 1.0 },
-            Demand { src: 0, dst: 1, weight: 1.0 },
+            Demand {
+                src: 0,
+                dst: 1,
+                weight: 1.0,
+            },
+            Demand {
+                src: 0,
+                dst: 2,
+                weight: 1.0,
+            },
+            Demand {
+                src: 0,
+                dst: 1,
+                weight: 1.0,
+            },
         ];
         let mut by_pair = [0.0; 3];
         PairFill::default().fill(&flows, &mut Budget::full(&fabric), &mut by_pair);

@@ -189,7 +189,11 @@ mod tests {
         let mut b = Budget::full(&fabric);
         let demands: Vec<Demand> = flows
             .iter()
-            .map(|&(src, dst)| Demand { src, dst, weight: 1.0 })
+            .map(|&(src, dst)| Demand {
+                src,
+                dst,
+                weight: 1.0,
+            })
             .collect();
         let mut rates = vec![0.0; flows.len()];
         WaterFill::default().fill(&demands, &mut b, &mut rates);
@@ -245,8 +249,16 @@ mod tests {
         let fabric = Fabric::uniform(3, 1.0);
         let mut b = Budget::full(&fabric);
         let d = [
-            Demand { src: 0, dst: 1, weight: 1.0 },
-            Demand { src: 0, dst: 2, weight: 2.0 },
+            Demand {
+                src: 0,
+                dst: 1,
+                weight: 1.0,
+            },
+            Demand {
+                src: 0,
+                dst: 2,
+                weight: 2.0,
+            },
         ];
         let mut rates = [0.0; 2];
         WaterFill::default().fill(&d, &mut b, &mut rates);

@@ -48,8 +48,10 @@ impl OrderedCore {
     /// Start a decision: full budget, and every coflow's port loads aggregated once.
     pub fn prepare(&mut self, snap: &Snapshot) {
         self.budget.reset(snap.fabric);
-        self.table
-            .build(snap.fabric.ports(), snap.coflows.iter().map(|c| &c.flows[..]));
+        self.table.build(
+            snap.fabric.ports(),
+            snap.coflows.iter().map(|c| &c.flows[..]),
+        );
     }
 
     /// Indices of `snap.coflows` restricted to `keep`, in `order` (ties in arrival order).

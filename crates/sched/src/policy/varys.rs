@@ -89,7 +89,9 @@ impl Varys {
     /// Admission control for deadline coflows seen for the first time (in arrival order).
     fn admit_new(&mut self, snap: &Snapshot) {
         for c in snap.coflows {
-            let Some(deadline) = c.deadline_s else { continue };
+            let Some(deadline) = c.deadline_s else {
+                continue;
+            };
             if self.admission.contains_key(&c.id) {
                 continue;
             }
@@ -129,7 +131,8 @@ impl Varys {
     }
 
     fn class(&self, c: &crate::CoflowState) -> Option<Admission> {
-        c.deadline_s.and_then(|_| self.admission.get(&c.id).copied())
+        c.deadline_s
+            .and_then(|_| self.admission.get(&c.id).copied())
     }
 
     /// The δ-interval: one MADD over the union of the starved coflows.
