@@ -37,10 +37,10 @@ pub struct SchedArgs {
     /// varys: turn starvation avoidance off (pure SEBF + MADD)
     #[arg(long)]
     pub no_starvation: bool,
-    /// varys and the orderings: also reschedule when a single flow ends (the thesis reschedules
-    /// on coflow arrival and completion only)
+    /// varys and the orderings: reschedule only on coflow arrival and completion, as the
+    /// thesis' Varys does (faster; bandwidth of early-finishing flows idles until then)
     #[arg(long)]
-    pub reschedule_on_flow_completion: bool,
+    pub coflow_events_only: bool,
     /// aalo, saath: number of priority queues K
     #[arg(long, default_value_t = 10, value_name = "K")]
     pub queues: usize,
@@ -121,8 +121,8 @@ impl SchedArgs {
         if self.fair_max_per_reducer == Some(0) {
             bail!("--fair-max-per-reducer must be at least 1");
         }
-        o.on_flow_completion = self.reschedule_on_flow_completion;
-        o.varys.on_flow_completion = self.reschedule_on_flow_completion;
+        o.on_flow_completion = !self.coflow_events_only;
+        o.varys.on_flow_completion = !self.coflow_events_only;
         if self.queues == 0
             || self.queue_spacing.is_nan()
             || self.queue_spacing <= 1.0

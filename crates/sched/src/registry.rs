@@ -110,20 +110,33 @@ impl std::str::FromStr for SchedulerKind {
 }
 
 /// Every knob of every scheduler, with the documented defaults (see docs/choices.md).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SchedOptions {
     /// `fair`: at most this many concurrent flows per reducer per coflow (Hadoop uses 5).
     pub fair_max_per_reducer: Option<usize>,
     /// Work conservation of the ordering policies (fifo, scf, ncf, tcf, sebf).
     pub backfill: Backfill,
-    /// Ordering policies (fifo, scf, ncf, tcf, sebf) also reschedule when a single flow ends;
-    /// by default they reschedule on coflow arrival and completion only, like Varys.
+    /// Ordering policies (fifo, scf, ncf, tcf, sebf) reschedule when a single flow ends, not
+    /// only on coflow arrival and completion (default true; see `VarysConfig`).
     pub on_flow_completion: bool,
     pub varys: VarysConfig,
     #[serde(default)]
     pub aalo: AaloConfig,
     #[serde(default)]
     pub saath: SaathConfig,
+}
+
+impl Default for SchedOptions {
+    fn default() -> Self {
+        SchedOptions {
+            fair_max_per_reducer: None,
+            backfill: Backfill::default(),
+            on_flow_completion: true,
+            varys: VarysConfig::default(),
+            aalo: AaloConfig::default(),
+            saath: SaathConfig::default(),
+        }
+    }
 }
 
 /// Build a fresh scheduler.
