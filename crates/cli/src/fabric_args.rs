@@ -24,6 +24,9 @@ pub struct WorkloadArgs {
     /// Per-port capacities (lines `<port> <uplink> [<downlink>]`); unlisted ports keep --port-rate
     #[arg(long, value_name = "FILE")]
     pub port_rates: Option<PathBuf>,
+    /// Replay only the first N coflows (by arrival) of the trace
+    #[arg(long, value_name = "N")]
+    pub coflows: Option<usize>,
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -37,7 +40,13 @@ impl WorkloadArgs {
 
     pub fn load(&self) -> Result<(PathBuf, Trace, Fabric)> {
         let path = self.trace_path();
-        let trace = read_path(&path)?;
+        let mut trace = read_path(&path)?;
+        if let Some(n) = self.coflows {
+            trace
+                .coflows
+                .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+            trace.coflows.truncate(n);
+        }
         let fabric = self.fabric(trace.ports as usize)?;
         Ok((path, trace, fabric))
     }
