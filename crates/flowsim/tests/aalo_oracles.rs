@@ -6,6 +6,7 @@ use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::policy::aalo::{Aalo, AaloConfig};
 use coflowkit_sched::policy::dclas::{InterQueue, Queues, WithinCoflow};
 use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+use common::toys::*;
 use common::*;
 
 /// Strict priority, instantaneous coordination, thresholds `q1_hi * E^i`.
@@ -103,21 +104,6 @@ fn o8_weighted_queues_split_a_port_10_to_8() {
     assert_close(&rates.per_coflow[1], &[10.0 / 18.0]);
 }
 
-/// S3: L = {P1:8, P2..P4: 0.5}, S = {P1:1}, both at t=0, L first; distinct receivers.
-fn s3() -> (Trace, Fabric) {
-    toy(
-        9,
-        vec![
-            coflow(
-                1,
-                0.0,
-                &[(0, 4, 8.0), (1, 5, 0.5), (2, 6, 0.5), (3, 7, 0.5)],
-            ),
-            coflow(2, 0.0, &[(0, 8, 1.0)]),
-        ],
-    )
-}
-
 #[test]
 fn s3_aalo_demotes_l_when_total_bytes_reach_4() {
     let out = run_aalo(&s3(), strict(4.0, 10.0, 10));
@@ -132,33 +118,6 @@ fn s3_coordination_ticks_delay_the_demotion() {
     cfg.sync_interval_s = 0.3;
     let out = run_aalo(&s3(), cfg);
     assert_close(&ccts(&out), &[9.0, 3.7]);
-}
-
-/// S1: C1 = {P1}, C2 = {P1, P2}, C3 = {P2}, unit sizes, distinct receivers; `c2_first` puts
-/// C2 first in FIFO (S1a). CCTs in trace order.
-pub fn s1(c2_first: bool) -> (Trace, Fabric) {
-    let c1 = coflow(1, 0.0, &[(0, 2, 1.0)]);
-    let c2 = coflow(2, 0.0, &[(0, 3, 1.0), (1, 4, 1.0)]);
-    let c3 = coflow(3, 0.0, &[(1, 5, 1.0)]);
-    let cs = if c2_first {
-        vec![c2, c1, c3]
-    } else {
-        vec![c1, c2, c3]
-    };
-    toy(6, cs)
-}
-
-/// S4: C1 = {P1}, C2 = {P1, P2, P4}, C3 = {P2}, C4 = {P3}, unit sizes, FIFO C1..C4.
-fn s4() -> (Trace, Fabric) {
-    toy(
-        10,
-        vec![
-            coflow(1, 0.0, &[(0, 4, 1.0)]),
-            coflow(2, 0.0, &[(0, 5, 1.0), (1, 6, 1.0), (3, 7, 1.0)]),
-            coflow(3, 0.0, &[(1, 8, 1.0)]),
-            coflow(4, 0.0, &[(2, 9, 1.0)]),
-        ],
-    )
 }
 
 fn configs() -> Vec<AaloConfig> {

@@ -11,6 +11,7 @@ use coflowkit_sched::policy::saath::{
     contention, ContentionCount, ContentionScope, Saath, SaathConfig,
 };
 use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+use common::toys::*;
 use common::*;
 
 /// Thresholds so high that nobody changes queue; no starvation timer.
@@ -37,48 +38,6 @@ fn aalo() -> AaloConfig {
 
 fn run_saath(t: &(Trace, Fabric), cfg: SaathConfig) -> SimOutput {
     run_with(t, &mut Saath::new(cfg))
-}
-
-/// S1: C1 = {P1}, C2 = {P1, P2}, C3 = {P2}, unit sizes, distinct receivers; `c2_first` puts
-/// C2 first in FIFO (S1a). CCTs in trace order.
-fn s1(c2_first: bool) -> (Trace, Fabric) {
-    let c1 = coflow(1, 0.0, &[(0, 2, 1.0)]);
-    let c2 = coflow(2, 0.0, &[(0, 3, 1.0), (1, 4, 1.0)]);
-    let c3 = coflow(3, 0.0, &[(1, 5, 1.0)]);
-    let cs = if c2_first {
-        vec![c2, c1, c3]
-    } else {
-        vec![c1, c2, c3]
-    };
-    toy(6, cs)
-}
-
-/// S4: C1 = {P1}, C2 = {P1, P2, P4}, C3 = {P2}, C4 = {P3}, unit sizes, FIFO C1..C4.
-fn s4() -> (Trace, Fabric) {
-    toy(
-        10,
-        vec![
-            coflow(1, 0.0, &[(0, 4, 1.0)]),
-            coflow(2, 0.0, &[(0, 5, 1.0), (1, 6, 1.0), (3, 7, 1.0)]),
-            coflow(3, 0.0, &[(1, 8, 1.0)]),
-            coflow(4, 0.0, &[(2, 9, 1.0)]),
-        ],
-    )
-}
-
-/// S3: L = {P1:8, P2..P4: 0.5}, S = {P1:1}, both at t=0, L first; Q1hi = 4, E = 10.
-fn s3() -> (Trace, Fabric) {
-    toy(
-        9,
-        vec![
-            coflow(
-                1,
-                0.0,
-                &[(0, 4, 8.0), (1, 5, 0.5), (2, 6, 0.5), (3, 7, 0.5)],
-            ),
-            coflow(2, 0.0, &[(0, 8, 1.0)]),
-        ],
-    )
 }
 
 fn s3_queues() -> Queues {

@@ -1,6 +1,8 @@
 //! Toy workloads for the oracle tests: unit-capacity ports, sizes in units, times in units.
 #![allow(dead_code)]
 
+pub mod toys;
+
 use coflowkit_flowsim::{simulate, SimOutput};
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_sched::{build, SchedOptions, Scheduler, SchedulerKind};

@@ -7,5 +7,5 @@ pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
-pub use pairs::PairFill;
+pub use pairs::{fill_coflows, PairFill};
 pub use waterfill::{Demand, WaterFill};

@@ -5,6 +5,7 @@
 
 use super::budget::Budget;
 use super::waterfill::{Demand, WaterFill};
+use crate::state::{CoflowState, FlowState, Rates};
 
 #[derive(Debug, Default, Clone)]
 pub struct PairFill {
@@ -14,6 +15,9 @@ pub struct PairFill {
     pair_of: Vec<u32>,
     pair_rates: Vec<f64>,
     fill: WaterFill,
+    flows: Vec<Demand>,
+    owner: Vec<(u32, u32)>,
+    out: Vec<f64>,
 }
 
 impl PairFill {
@@ -53,6 +57,43 @@ impl PairFill {
             self.index[d.src as usize * ports + d.dst as usize] = u32::MAX;
         }
     }
+}
+
+/// Per-flow weighted max-min over whole coflows: `weight(coflow, flow)` gives a flow's weight,
+/// or `None` to leave it out (rate 0). Writes `rates` and takes them from `budget`.
+pub fn fill_coflows(
+    pf: &mut PairFill,
+    coflows: &[CoflowState],
+    budget: &mut Budget,
+    rates: &mut Rates,
+    mut weight: impl FnMut(usize, &FlowState) -> Option<f64>,
+) {
+    let mut flows = std::mem::take(&mut pf.flows);
+    let mut owner = std::mem::take(&mut pf.owner);
+    let mut out = std::mem::take(&mut pf.out);
+    flows.clear();
+    owner.clear();
+    for (ci, c) in coflows.iter().enumerate() {
+        for (fi, f) in c.flows.iter().enumerate() {
+            if let Some(w) = weight(ci, f) {
+                flows.push(Demand {
+                    src: f.src,
+                    dst: f.dst,
+                    weight: w,
+                });
+                owner.push((ci as u32, fi as u32));
+            }
+        }
+    }
+    out.clear();
+    out.resize(flows.len(), 0.0);
+    pf.fill(&flows, budget, &mut out);
+    for (&(ci, fi), &r) in owner.iter().zip(&out) {
+        rates.per_coflow[ci as usize][fi as usize] = r;
+    }
+    pf.flows = flows;
+    pf.owner = owner;
+    pf.out = out;
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `fair`: per-flow max-min fairness over uplinks and downlinks (what TCP approximates), with an
 //! optional cap on the concurrent fetches of each reducer (Hadoop fetches from 5 mappers at once).
 
-use crate::alloc::{Budget, Demand, PairFill};
+use crate::alloc::{fill_coflows, Budget, PairFill};
 use crate::{Decision, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
@@ -10,10 +10,8 @@ pub struct Fair {
     pub max_per_reducer: Option<usize>,
     budget: Budget,
     fill: PairFill,
-    demands: Vec<Demand>,
-    owner: Vec<(u32, u32)>,
-    out: Vec<f64>,
-    per_dst: Vec<u32>,
+    /// Per reducer port: (coflow position, flows admitted) for the reducer cap.
+    per_dst: Vec<(usize, usize)>,
 }
 
 impl Fair {
@@ -36,37 +34,69 @@ impl Scheduler for Fair {
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         self.budget.reset(snap.fabric);
-        self.demands.clear();
-        self.owner.clear();
-        self.per_dst.resize(snap.fabric.ports(), 0);
-        for (ci, c) in snap.coflows.iter().enumerate() {
-            for (fi, f) in c.flows.iter().enumerate() {
-                if let Some(cap) = self.max_per_reducer {
-                    let n = &mut self.per_dst[f.dst as usize];
-                    if *n as usize >= cap {
-                        continue;
+        self.per_dst.clear();
+        self.per_dst.resize(snap.fabric.ports(), (usize::MAX, 0));
+        let cap = self.max_per_reducer;
+        let per_dst = &mut self.per_dst;
+        fill_coflows(
+            &mut self.fill,
+            snap.coflows,
+            &mut self.budget,
+            rates,
+            |ci, f| {
+                if let Some(cap) = cap {
+                    let slot = &mut per_dst[f.dst as usize];
+                    if slot.0 != ci {
+                        *slot = (ci, 0);
                     }
-                    *n += 1;
+                    if slot.1 >= cap {
+                        return None;
+                    }
+                    slot.1 += 1;
                 }
-                self.demands.push(Demand {
-                    src: f.src,
-                    dst: f.dst,
-                    weight: 1.0,
-                });
-                self.owner.push((ci as u32, fi as u32));
-            }
-            if self.max_per_reducer.is_some() {
-                for f in &c.flows {
-                    self.per_dst[f.dst as usize] = 0;
-                }
-            }
-        }
-        self.out.resize(self.demands.len(), 0.0);
-        self.fill
-            .fill(&self.demands, &mut self.budget, &mut self.out);
-        for (&(ci, fi), &r) in self.owner.iter().zip(&self.out) {
-            rates.per_coflow[ci as usize][fi as usize] = r;
-        }
+                Some(1.0)
+            },
+        );
         Decision::none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CoflowState, FlowState};
+    use coflowkit_model::Fabric;
+
+    #[test]
+    fn reducer_cap_admits_the_first_flows_only() {
+        let flows = (0..4)
+            .map(|src| FlowState {
+                src,
+                dst: 4,
+                sent_bytes: 0.0,
+                remaining_bytes: 1.0,
+            })
+            .collect();
+        let c = CoflowState {
+            id: 1,
+            arrival_s: 0.0,
+            deadline_s: None,
+            weight: 1.0,
+            total_flows: 4,
+            sent_bytes: 0.0,
+            max_flow_sent_bytes: 0.0,
+            flows,
+        };
+        let fabric = Fabric::uniform(5, 1.0);
+        let coflows = [c];
+        let mut rates = Rates::default();
+        rates.reset(&coflows);
+        let snap = Snapshot {
+            now_s: 0.0,
+            fabric: &fabric,
+            coflows: &coflows,
+        };
+        Fair::new(Some(2)).allocate(&snap, &mut rates);
+        assert_eq!(rates.per_coflow[0], vec![0.5, 0.5, 0.0, 0.0]);
     }
 }
