@@ -118,6 +118,8 @@ impl World<'_> {
             .zip(self.meta.iter_mut())
         {
             let mut moved = 0.0;
+            let mut max_sent = c.max_flow_sent_bytes;
+            let arrival = c.arrival_s;
             for (f, &rate) in c.flows.iter_mut().zip(r) {
                 if rate <= 0.0 || f.remaining_bytes <= 0.0 {
                     continue;
@@ -132,10 +134,13 @@ impl World<'_> {
                     moved += f.remaining_bytes;
                     f.sent_bytes = size;
                     f.remaining_bytes = 0.0;
-                    finish_flow(m, now - c.arrival_s);
+                    finish_flow(m, now - arrival);
                 }
-                c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(f.sent_bytes);
+                if f.sent_bytes > max_sent {
+                    max_sent = f.sent_bytes;
+                }
             }
+            c.max_flow_sent_bytes = max_sent;
             c.sent_bytes += moved;
             if c.flows.len() != m.unfinished {
                 c.flows.retain(|f| f.remaining_bytes > 0.0);
