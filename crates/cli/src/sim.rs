@@ -1,5 +1,6 @@
 //! `coflowkit sim`: replay a trace under several schedulers and compare them.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -109,6 +110,15 @@ pub fn run_all(
     sim: &SimOptions,
     jobs: usize,
 ) -> Result<Vec<SimOutput>> {
+    // Long replays show progress on a terminal and stay quiet when piped.
+    let progress = std::io::stderr().is_terminal();
+    if progress {
+        eprintln!(
+            "simulating {} schedulers, {} at a time",
+            kinds.len(),
+            jobs.clamp(1, kinds.len().max(1))
+        );
+    }
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<Result<SimOutput>>>> =
         Mutex::new((0..kinds.len()).map(|_| None).collect());
@@ -125,6 +135,14 @@ pub fn run_all(
                 let mut sched = build(kind, opts);
                 let r = simulate_with(trace, fabric, sched.as_mut(), sim)
                     .with_context(|| format!("simulating {kind}"));
+                if progress {
+                    if let Ok(out) = &r {
+                        eprintln!(
+                            "  {kind} done in {:.1} s ({} decisions)",
+                            out.wall_s, out.decisions
+                        );
+                    }
+                }
                 results.lock().unwrap()[i] = Some(r);
             });
         }
