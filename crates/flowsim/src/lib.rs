@@ -6,6 +6,7 @@
 pub mod engine;
 pub mod outcome;
 pub mod summary;
+mod world;
 
 pub use engine::{simulate, simulate_with, SimError, SimOptions};
 pub use outcome::{CoflowOutcome, SimOutput};

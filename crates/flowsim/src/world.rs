@@ -1,0 +1,307 @@
+//! The simulation state between decisions: active coflows with their flows and rates, the
+//! predicted completions, and the outcomes of the coflows that are done.
+
+use std::collections::BinaryHeap;
+
+use coflowkit_model::bins::Bin;
+use coflowkit_model::{Fabric, Trace};
+use coflowkit_sched::{CoflowState, Rates};
+
+use crate::engine::SimError;
+use crate::outcome::CoflowOutcome;
+
+/// A flow with at most this fraction of its size left is finished (floating-point dust).
+const DONE_FRACTION: f64 = 1e-9;
+/// Capacity may be exceeded by this fraction before it is called a violation.
+const CAPACITY_SLACK: f64 = 1e-9;
+
+/// Per active coflow bookkeeping the scheduler does not see.
+pub(crate) struct Meta {
+    pub(crate) trace_index: usize,
+    pub(crate) unfinished: usize,
+    pub(crate) fct_sum: f64,
+    pub(crate) fct_min: f64,
+    pub(crate) fct_max: f64,
+}
+
+/// A flow's predicted completion at the current rates; ordered by time (earliest first).
+#[derive(PartialEq)]
+pub(crate) struct Due {
+    pub(crate) at: f64,
+    pub(crate) coflow: u32,
+    pub(crate) flow: u32,
+}
+
+impl Eq for Due {}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other
+            .at
+            .total_cmp(&self.at)
+            .then(other.coflow.cmp(&self.coflow))
+            .then(other.flow.cmp(&self.flow))
+    }
+}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Completions this close to each other (relative) are one event: floating-point dust between
+/// flows that a policy means to finish together (MADD) must not cost a decision each.
+pub(crate) const SAME_TIME: f64 = 1e-9;
+
+/// The simulation state between decisions.
+pub(crate) struct World<'a> {
+    pub(crate) trace: &'a Trace,
+    pub(crate) fabric: &'a Fabric,
+    pub(crate) active: Vec<CoflowState>,
+    pub(crate) meta: Vec<Meta>,
+    pub(crate) rates: Rates,
+    /// When `active` was last brought up to date (the last decision).
+    pub(crate) synced_at: f64,
+    pub(crate) due: BinaryHeap<Due>,
+    /// Decisions follow every completion: then only the earliest completions matter, and a
+    /// scan of `due_list` is cheaper than keeping a heap of every running flow.
+    pub(crate) scan: bool,
+    pub(crate) due_list: Vec<Due>,
+    pub(crate) due_min: f64,
+    pub(crate) outcomes: Vec<Option<CoflowOutcome>>,
+    pub(crate) makespan: f64,
+}
+
+impl World<'_> {
+    /// Bring every running flow's bytes up to `now` and drop finished flows.
+    pub(crate) fn sync(&mut self, now: f64) {
+        let dt = now - self.synced_at;
+        for ((c, r), m) in self
+            .active
+            .iter_mut()
+            .zip(&self.rates.per_coflow)
+            .zip(self.meta.iter_mut())
+        {
+            let mut moved = 0.0;
+            let mut max_sent = c.max_flow_sent_bytes;
+            let arrival = c.arrival_s;
+            for (f, &rate) in c.flows.iter_mut().zip(r) {
+                if rate <= 0.0 || f.remaining_bytes <= 0.0 {
+                    continue;
+                }
+                let size = f.sent_bytes + f.remaining_bytes;
+                let step = (rate * dt).min(f.remaining_bytes);
+                f.sent_bytes += step;
+                f.remaining_bytes -= step;
+                moved += step;
+                if f.remaining_bytes <= size * DONE_FRACTION {
+                    // Rounding left a crumb its heap entry would have cleared.
+                    moved += f.remaining_bytes;
+                    f.sent_bytes = size;
+                    f.remaining_bytes = 0.0;
+                    finish_flow(m, now - arrival);
+                }
+                if f.sent_bytes > max_sent {
+                    max_sent = f.sent_bytes;
+                }
+            }
+            c.max_flow_sent_bytes = max_sent;
+            c.sent_bytes += moved;
+            if c.flows.len() != m.unfinished {
+                c.flows.retain(|f| f.remaining_bytes > 0.0);
+            }
+        }
+        self.synced_at = now;
+    }
+
+    /// A flow reached its predicted completion at `now` (between decisions).
+    pub(crate) fn complete(&mut self, now: f64, ci: usize, fi: usize) {
+        let c = &mut self.active[ci];
+        let rate = &mut self.rates.per_coflow[ci][fi];
+        let f = &mut c.flows[fi];
+        if f.remaining_bytes <= 0.0 || *rate <= 0.0 {
+            return;
+        }
+        // All that was left at the last sync is sent now; `sync` skips it from here on.
+        let size = f.sent_bytes + f.remaining_bytes;
+        c.sent_bytes += f.remaining_bytes;
+        f.sent_bytes = size;
+        f.remaining_bytes = 0.0;
+        *rate = 0.0;
+        c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(size);
+        finish_flow(&mut self.meta[ci], now - c.arrival_s);
+    }
+
+    /// Move coflows whose flows are all done to the outcomes. Returns whether any finished.
+    pub(crate) fn retire(&mut self, now: f64) -> bool {
+        if self.meta.iter().all(|m| m.unfinished > 0) {
+            return false;
+        }
+        let mut keep = 0;
+        for i in 0..self.active.len() {
+            if self.meta[i].unfinished == 0 {
+                self.record(i, now);
+            } else {
+                self.active.swap(keep, i);
+                self.meta.swap(keep, i);
+                self.rates.per_coflow.swap(keep, i);
+                keep += 1;
+            }
+        }
+        self.active.truncate(keep);
+        self.meta.truncate(keep);
+        self.rates.per_coflow.truncate(keep);
+        true
+    }
+
+    pub(crate) fn record(&mut self, i: usize, now: f64) {
+        let m = &self.meta[i];
+        let c = &self.trace.coflows[m.trace_index];
+        let cct = now - c.arrival_s;
+        let deadline_s = c.deadline_s.map(|d| c.arrival_s + d);
+        let n = c.flows.len().max(1) as f64;
+        self.outcomes[m.trace_index] = Some(CoflowOutcome {
+            id: c.id,
+            arrival_s: c.arrival_s,
+            finish_s: now,
+            cct_s: cct,
+            isolated_cct_s: c.isolated_cct_s(self.fabric),
+            bytes: c.bytes(),
+            flows: c.flows.len(),
+            length_bytes: c.length_bytes(),
+            bin: Bin::of(c),
+            deadline_s,
+            met_deadline: deadline_s.map(|d| now <= d + 1e-9 * d.abs().max(1.0)),
+            avg_fct_s: m.fct_sum / n,
+            fct_spread: if cct > 0.0 && m.fct_min.is_finite() {
+                (m.fct_max - m.fct_min) / cct
+            } else {
+                0.0
+            },
+        });
+        self.makespan = self.makespan.max(now);
+    }
+
+    /// Predicted completions at the rates just decided, checking on the way the invariant every
+    /// policy promises: no negative or NaN rate, no port above its capacity.
+    pub(crate) fn schedule_completions(
+        &mut self,
+        now: f64,
+        name: &str,
+        up: &mut [f64],
+        down: &mut [f64],
+    ) -> Result<(), SimError> {
+        let mut due = std::mem::take(&mut self.due).into_vec();
+        due.clear();
+        up.fill(0.0);
+        down.fill(0.0);
+        for (ci, (c, r)) in self.active.iter().zip(&self.rates.per_coflow).enumerate() {
+            for (fi, (f, &rate)) in c.flows.iter().zip(r).enumerate() {
+                if !(rate >= 0.0 && rate.is_finite()) {
+                    return Err(SimError::BadRate {
+                        scheduler: name.to_string(),
+                        time_s: now,
+                        rate,
+                    });
+                }
+                if rate > 0.0 {
+                    up[f.src as usize] += rate;
+                    down[f.dst as usize] += rate;
+                    due.push(Due {
+                        at: now + f.remaining_bytes / rate,
+                        coflow: ci as u32,
+                        flow: fi as u32,
+                    });
+                }
+            }
+        }
+        if self.scan {
+            self.due_min = due.iter().map(|d| d.at).fold(f64::INFINITY, f64::min);
+            self.due_list = due;
+        } else {
+            self.due = BinaryHeap::from(due);
+        }
+        check_capacity(name, now, self.fabric, up, down)
+    }
+
+    /// The earliest predicted completion, if any flow is running.
+    pub(crate) fn next_due(&self) -> Option<f64> {
+        if self.scan {
+            (!self.due_list.is_empty()).then_some(self.due_min)
+        } else {
+            self.due.peek().map(|d| d.at)
+        }
+    }
+
+    /// Complete every flow predicted by `horizon`, at time `t`. Returns whether a coflow ended.
+    pub(crate) fn complete_due(&mut self, t: f64, horizon: f64) -> bool {
+        let mut coflow_done = false;
+        if self.scan {
+            let mut list = std::mem::take(&mut self.due_list);
+            list.retain(|d| {
+                if d.at > horizon {
+                    return true;
+                }
+                self.complete(t, d.coflow as usize, d.flow as usize);
+                coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
+                false
+            });
+            self.due_min = list.iter().map(|d| d.at).fold(f64::INFINITY, f64::min);
+            self.due_list = list;
+        } else {
+            while let Some(d) = self.due.peek() {
+                if d.at > horizon {
+                    break;
+                }
+                let d = self.due.pop().expect("peeked");
+                self.complete(t, d.coflow as usize, d.flow as usize);
+                coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
+            }
+        }
+        coflow_done
+    }
+
+    pub(crate) fn nothing_running(&self) -> bool {
+        if self.scan {
+            self.due_list.is_empty()
+        } else {
+            self.due.is_empty()
+        }
+    }
+}
+
+fn finish_flow(m: &mut Meta, fct: f64) {
+    m.unfinished -= 1;
+    m.fct_sum += fct;
+    m.fct_min = m.fct_min.min(fct);
+    m.fct_max = m.fct_max.max(fct);
+}
+
+/// No port may carry more than its capacity.
+fn check_capacity(
+    name: &str,
+    now: f64,
+    fabric: &Fabric,
+    up: &[f64],
+    down: &[f64],
+) -> Result<(), SimError> {
+    for (dir, loads, caps) in [
+        ("uplink", up, &fabric.up_bytes_per_s),
+        ("downlink", down, &fabric.down_bytes_per_s),
+    ] {
+        for (port, (&load, &cap)) in loads.iter().zip(caps).enumerate() {
+            if load > cap * (1.0 + CAPACITY_SLACK) {
+                return Err(SimError::OverCapacity {
+                    scheduler: name.to_string(),
+                    time_s: now,
+                    dir,
+                    port,
+                    load,
+                    cap,
+                });
+            }
+        }
+    }
+    Ok(())
+}
