@@ -1,0 +1,156 @@
+//! The binary as users meet it: exit codes, error messages, the JSON contract.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn coflowkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args(args)
+        .output()
+        .expect("run coflowkit")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
+
+#[test]
+fn bad_trace_names_file_line_and_field_and_exits_nonzero() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(
+        dir.path(),
+        "bad.txt",
+        "3 2\n1 0 1 0 1 2:1.0\n2 5 1 7 1 1:2.0\n",
+    );
+    let out = coflowkit(&["sim", "--trace", &bad, "-s", "fair"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.txt:3: field 4 (mapper port): port 7 out of range 0..3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_scheduler_and_bad_rate_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "t.txt", TOY);
+    let out = coflowkit(&["sim", "--trace", &t, "-s", "varys,magic"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheduler `magic`"));
+    let out = coflowkit(&["sim", "--trace", &t, "--port-rate", "fast"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid rate `fast`"));
+}
+
+#[test]
+fn sim_writes_the_json_and_csv_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "t.txt", TOY);
+    let json = dir.path().join("out.json");
+    let csv = dir.path().join("out.csv");
+    let out = coflowkit(&[
+        "sim",
+        "--trace",
+        &t,
+        "-s",
+        "varys,aalo,saath,sincronia",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--plot",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("avg x fair"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["trace"].as_str().unwrap().ends_with("t.txt"));
+    let results = v["results"].as_array().unwrap();
+    // The four asked for, plus the baseline.
+    let names: Vec<_> = results
+        .iter()
+        .map(|r| r["scheduler"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["varys", "aalo", "saath", "sincronia", "fair"]);
+    for r in results {
+        assert_eq!(r["summary"]["coflows"], 3);
+        assert!(r["summary"]["avg_cct_s"].as_f64().unwrap() > 0.0);
+        assert!(r["summary"]["p95_cct_s"].as_f64().unwrap() > 0.0);
+        let c = &r["coflows"][0];
+        assert_eq!(c["id"], 1);
+        for key in ["arrival_s", "finish_s", "cct_s", "isolated_cct_s"] {
+            assert!(c[key].is_number(), "{key} missing");
+        }
+        assert!(c["cct_s"].as_f64().unwrap() >= c["isolated_cct_s"].as_f64().unwrap() - 1e-12);
+    }
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 5 * 3);
+    assert!(dir.path().join("cct_cdf.svg").exists());
+}
+
+#[test]
+fn trace_gen_and_stats_round_trip_through_both_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = dir.path().join("g.txt");
+    let out = coflowkit(&[
+        "trace",
+        "gen",
+        "custom",
+        "--ports",
+        "20",
+        "--coflows",
+        "30",
+        "--seed",
+        "5",
+        "--class",
+        "S:0.5:1-10:0.1-4",
+        "--class",
+        "L:0.5:1-40:5-50",
+        "--format",
+        "sincronia",
+        "-o",
+        gen.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats = coflowkit(&["trace", "stats", gen.to_str().unwrap(), "--json"]);
+    assert!(stats.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(v["coflows"], 30);
+    // Same seed, same workload.
+    let again = dir.path().join("g2.txt");
+    coflowkit(&[
+        "trace",
+        "gen",
+        "custom",
+        "--ports",
+        "20",
+        "--coflows",
+        "30",
+        "--seed",
+        "5",
+        "--class",
+        "S:0.5:1-10:0.1-4",
+        "--class",
+        "L:0.5:1-40:5-50",
+        "--format",
+        "sincronia",
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(std::fs::read(&gen).unwrap(), std::fs::read(&again).unwrap());
+}
