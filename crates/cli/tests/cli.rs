@@ -99,29 +99,20 @@ fn sim_writes_the_json_and_csv_contract() {
     assert!(dir.path().join("cct_cdf.svg").exists());
 }
 
+/// A small seeded custom workload in Sincronia's format.
+fn gen_custom(out: &Path) -> Output {
+    let args = "trace gen custom --ports 20 --coflows 30 --seed 5 --class S:0.5:1-10:0.1-4 \
+                --class L:0.5:1-40:5-50 --format sincronia -o";
+    let mut args: Vec<&str> = args.split_whitespace().collect();
+    args.push(out.to_str().unwrap());
+    coflowkit(&args)
+}
+
 #[test]
 fn trace_gen_and_stats_round_trip_through_both_formats() {
     let dir = tempfile::tempdir().unwrap();
     let gen = dir.path().join("g.txt");
-    let out = coflowkit(&[
-        "trace",
-        "gen",
-        "custom",
-        "--ports",
-        "20",
-        "--coflows",
-        "30",
-        "--seed",
-        "5",
-        "--class",
-        "S:0.5:1-10:0.1-4",
-        "--class",
-        "L:0.5:1-40:5-50",
-        "--format",
-        "sincronia",
-        "-o",
-        gen.to_str().unwrap(),
-    ]);
+    let out = gen_custom(&gen);
     assert!(
         out.status.success(),
         "{}",
@@ -133,24 +124,6 @@ fn trace_gen_and_stats_round_trip_through_both_formats() {
     assert_eq!(v["coflows"], 30);
     // Same seed, same workload.
     let again = dir.path().join("g2.txt");
-    coflowkit(&[
-        "trace",
-        "gen",
-        "custom",
-        "--ports",
-        "20",
-        "--coflows",
-        "30",
-        "--seed",
-        "5",
-        "--class",
-        "S:0.5:1-10:0.1-4",
-        "--class",
-        "L:0.5:1-40:5-50",
-        "--format",
-        "sincronia",
-        "-o",
-        again.to_str().unwrap(),
-    ]);
+    gen_custom(&again);
     assert_eq!(std::fs::read(&gen).unwrap(), std::fs::read(&again).unwrap());
 }

@@ -176,15 +176,7 @@ fn identical_coflows_share_lower_queues_as_appendix_c2_says() {
 #[test]
 fn aalo_never_reads_sizes_and_always_finishes() {
     // A mixed workload under every mode: the simulator checks capacities and stalls.
-    let t = toy(
-        6,
-        vec![
-            coflow(1, 0.0, &[(0, 3, 30.0), (1, 3, 5.0), (2, 4, 12.0)]),
-            coflow(2, 0.5, &[(0, 4, 2.0), (0, 5, 2.0)]),
-            coflow(3, 1.0, &[(1, 5, 50.0), (2, 3, 1.0)]),
-            coflow(4, 2.0, &[(2, 5, 3.0)]),
-        ],
-    );
+    let t = mixed();
     for inter in [InterQueue::Weighted, InterQueue::Strict] {
         for within in [WithinCoflow::MaxMin, WithinCoflow::CoflowSim] {
             for dt in [0.0, 0.01, 0.7] {

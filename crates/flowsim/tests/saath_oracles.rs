@@ -301,15 +301,7 @@ fn starvation_timer_promotes_a_passed_over_coflow() {
 
 #[test]
 fn every_mode_finishes_within_capacity() {
-    let t = toy(
-        6,
-        vec![
-            coflow(1, 0.0, &[(0, 3, 30.0), (1, 3, 5.0), (2, 4, 12.0)]),
-            coflow(2, 0.5, &[(0, 4, 2.0), (0, 5, 2.0)]),
-            coflow(3, 1.0, &[(1, 5, 50.0), (2, 3, 1.0)]),
-            coflow(4, 2.0, &[(2, 5, 3.0), (0, 5, 1.0)]),
-        ],
-    );
+    let t = mixed();
     for inter in [InterQueue::Strict, InterQueue::Weighted] {
         for within in [WithinCoflow::CoflowSim, WithinCoflow::MaxMin] {
             for aon in [true, false] {

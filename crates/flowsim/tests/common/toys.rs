@@ -46,3 +46,16 @@ pub fn s4() -> (Trace, Fabric) {
         ],
     )
 }
+
+/// A mixed workload with staggered arrivals and shared ports, for "every mode finishes" checks.
+pub fn mixed() -> (Trace, Fabric) {
+    toy(
+        6,
+        vec![
+            coflow(1, 0.0, &[(0, 3, 30.0), (1, 3, 5.0), (2, 4, 12.0)]),
+            coflow(2, 0.5, &[(0, 4, 2.0), (0, 5, 2.0)]),
+            coflow(3, 1.0, &[(1, 5, 50.0), (2, 3, 1.0)]),
+            coflow(4, 2.0, &[(2, 5, 3.0), (0, 5, 1.0)]),
+        ],
+    )
+}
