@@ -242,3 +242,24 @@ fn o9_starvation_serves_every_coflow_within_t_plus_delta() {
     let plain = run(&t, K::Sebf, &opts());
     assert_close(&ccts(&plain), &[10.0, 30.0]);
 }
+
+#[test]
+fn o1_smallest_flow_first_delays_app2_that_coflow_order_finishes_at_1() {
+    // One unit link (uplink of port 0); app-1 has flows 1-δ and 1+δ, app-2 one flow of 1.
+    let d = 0.1;
+    let t = toy(
+        4,
+        vec![
+            coflow(1, 0.0, &[(0, 1, 1.0 - d), (0, 2, 1.0 + d)]),
+            coflow(2, 0.0, &[(0, 3, 1.0)]),
+        ],
+    );
+    // Smallest flow first: app-2 ends at 2 - δ.
+    assert_near(run(&t, K::Pfp, &opts()).coflows[1].cct_s, 2.0 - d);
+    // The coflow-aware optimum (and Varys): app-2 ends at 1.
+    assert_near(run(&t, K::Varys, &opts()).coflows[1].cct_s, 1.0);
+    // Per-flow fairness gives app-1 two thirds of the link while all three run: its short flow
+    // ends at 3(1-δ), when app-2 has received (1-δ).
+    let fair = run(&t, K::Fair, &opts());
+    assert_near(fair.coflows[1].cct_s, 3.0 * (1.0 - d) + (1.0 - (1.0 - d)) * 2.0);
+}
