@@ -261,5 +261,8 @@ fn o1_smallest_flow_first_delays_app2_that_coflow_order_finishes_at_1() {
     // Per-flow fairness gives app-1 two thirds of the link while all three run: its short flow
     // ends at 3(1-δ), when app-2 has received (1-δ).
     let fair = run(&t, K::Fair, &opts());
-    assert_near(fair.coflows[1].cct_s, 3.0 * (1.0 - d) + (1.0 - (1.0 - d)) * 2.0);
+    assert_near(
+        fair.coflows[1].cct_s,
+        3.0 * (1.0 - d) + (1.0 - (1.0 - d)) * 2.0,
+    );
 }
