@@ -25,7 +25,7 @@ pub struct SchedArgs {
     #[arg(long, value_name = "N")]
     pub fair_max_per_reducer: Option<usize>,
     /// Work conservation of the coflow orderings and Varys: greedy (CoflowSim), proportional
-    /// (thesis Pseudocode 1), none
+    /// (thesis Pseudocode 1, then greedy for what downlink caps leave), none
     #[arg(long, value_enum, default_value = "greedy")]
     pub backfill: BackfillArg,
     /// varys: length T of a starvation interval, seconds

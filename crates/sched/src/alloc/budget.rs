@@ -12,6 +12,10 @@ pub struct Budget {
     pub down: Vec<f64>,
     /// Bytes per second below which a port is full.
     pub floor: f64,
+    /// Per-uplink scratch for proportional backfill: (leftover at the start, summed rates,
+    /// flows), valid for the uplinks in `touched` only.
+    pub(crate) groups: Vec<(f64, f64, u32)>,
+    pub(crate) touched: Vec<u32>,
 }
 
 impl Budget {
@@ -26,6 +30,7 @@ impl Budget {
         self.up.extend_from_slice(&fabric.up_bytes_per_s);
         self.down.clear();
         self.down.extend_from_slice(&fabric.down_bytes_per_s);
+        self.groups.resize(self.up.len(), (0.0, 0.0, 0));
         let max = self
             .up
             .iter()

@@ -159,7 +159,8 @@ pub enum Backfill {
     #[default]
     Greedy,
     /// Thesis Pseudocode 1 line 16: each uplink's leftover is split among the coflow's flows there
-    /// in proportion to their MADD rates (equally when all are zero), capped by the downlink.
+    /// in proportion to their MADD rates (equally when all are zero), capped by the downlink;
+    /// then what downlink caps left is handed out greedily, so the pass is work conserving.
     Proportional,
     /// No work conservation.
     None,
@@ -176,37 +177,41 @@ pub fn backfill_greedy(flows: &[FlowState], budget: &mut Budget, rates: &mut [f6
     }
 }
 
-/// Proportional backfill of one coflow's flows (see [`Backfill::Proportional`]).
+/// Proportional backfill of one coflow's flows (see [`Backfill::Proportional`]): what each
+/// uplink has left when the coflow's turn comes is split among the coflow's flows there in
+/// proportion to their rates (equally if all are zero), each capped by its downlink.
 pub fn backfill_proportional(flows: &[FlowState], budget: &mut Budget, rates: &mut [f64]) {
-    // Group by uplink; coflows are usually small per port, so a sort of indices is cheap.
-    let mut idx: Vec<usize> = (0..flows.len()).collect();
-    idx.sort_by_key(|&i| flows[i].src);
-    let mut k = 0;
-    while k < idx.len() {
-        let src = flows[idx[k]].src;
-        let end = k + idx[k..]
-            .iter()
-            .take_while(|&&i| flows[i].src == src)
-            .count();
-        let group = &idx[k..end];
-        let leftover = budget.up[src as usize];
-        if leftover > budget.floor {
-            let total: f64 = group.iter().map(|&i| rates[i]).sum();
-            for &i in group {
-                let w = if total > 0.0 {
-                    rates[i] / total
-                } else {
-                    1.0 / group.len() as f64
-                };
-                let add = (leftover * w).min(budget.down[flows[i].dst as usize]);
-                if add > budget.floor {
-                    rates[i] += add;
-                    budget.take(src, flows[i].dst, add);
-                }
-            }
+    let mut touched = std::mem::take(&mut budget.touched);
+    touched.clear();
+    for (f, &r) in flows.iter().zip(rates.iter()) {
+        let g = &mut budget.groups[f.src as usize];
+        if g.2 == 0 {
+            *g = (budget.up[f.src as usize], 0.0, 0);
+            touched.push(f.src);
         }
-        k = end;
+        g.1 += r;
+        g.2 += 1;
     }
+    for (f, r) in flows.iter().zip(rates.iter_mut()) {
+        let (leftover, total, n) = budget.groups[f.src as usize];
+        if leftover <= budget.floor {
+            continue;
+        }
+        let w = if total > 0.0 {
+            *r / total
+        } else {
+            1.0 / n as f64
+        };
+        let add = (leftover * w).min(budget.down[f.dst as usize]);
+        if add > budget.floor {
+            *r += add;
+            budget.take(f.src, f.dst, add);
+        }
+    }
+    for &p in &touched {
+        budget.groups[p as usize] = (0.0, 0.0, 0);
+    }
+    budget.touched = touched;
 }
 
 pub fn backfill(kind: Backfill, flows: &[FlowState], budget: &mut Budget, rates: &mut [f64]) {

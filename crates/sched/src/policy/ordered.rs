@@ -131,6 +131,11 @@ impl OrderedCore {
                 &mut rates.per_coflow[i],
             );
         }
+        if kind == Backfill::Proportional {
+            // Shares capped by a downlink leave crumbs on uplinks: hand them out greedily so
+            // the pass stays work conserving.
+            self.backfill_in_order(Backfill::Greedy, order, snap, rates);
+        }
     }
 }
 
