@@ -5,7 +5,7 @@ mod common;
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::policy::aalo::{Aalo, AaloConfig};
 use coflowkit_sched::policy::dclas::{InterQueue, Queues, WithinCoflow};
-use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::{CoflowState, FlowState};
 use common::toys::*;
 use common::*;
 
@@ -92,14 +92,7 @@ fn o8_weighted_queues_split_a_port_10_to_8() {
     };
     // 500 MB is in Q3 (index 2); listed first to show that queues, not arrival, decide.
     let coflows = vec![state(1, 500.0 * MB, 2), state(2, 5.0 * MB, 1)];
-    let snap = Snapshot {
-        now_s: 0.0,
-        fabric: &fabric,
-        coflows: &coflows,
-    };
-    let mut rates = Rates::default();
-    rates.reset(&coflows);
-    Aalo::new(AaloConfig::default()).allocate(&snap, &mut rates);
+    let rates = decide(&mut Aalo::new(AaloConfig::default()), &fabric, &coflows);
     assert_close(&rates.per_coflow[0], &[8.0 / 18.0]);
     assert_close(&rates.per_coflow[1], &[10.0 / 18.0]);
 }

@@ -10,7 +10,7 @@ use coflowkit_sched::policy::dclas::{InterQueue, Queues, WithinCoflow};
 use coflowkit_sched::policy::saath::{
     contention, ContentionCount, ContentionScope, Saath, SaathConfig,
 };
-use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::{CoflowState, FlowState};
 use common::toys::*;
 use common::*;
 
@@ -185,18 +185,11 @@ fn s4_work_conservation_runs_c2_p4_flow_during_0_1() {
     let (trace, fabric) = s4();
     let coflows = states(&trace);
     for (wc, want) in [(true, 1.0), (false, 0.0)] {
-        let snap = Snapshot {
-            now_s: 0.0,
-            fabric: &fabric,
-            coflows: &coflows,
-        };
-        let mut rates = Rates::default();
-        rates.reset(&coflows);
         let cfg = SaathConfig {
             work_conservation: wc,
             ..saath()
         };
-        Saath::new(cfg).allocate(&snap, &mut rates);
+        let rates = decide(&mut Saath::new(cfg), &fabric, &coflows);
         // C2 = {P1, P2, P4}: P1 and P2 go to C1 and C3; P4 is free.
         assert_close(&rates.per_coflow[1], &[0.0, 0.0, want]);
         assert_close(&rates.per_coflow[0], &[1.0]);

@@ -67,24 +67,6 @@ impl SchedulerKind {
             SchedulerKind::Sincronia => "sincronia",
         }
     }
-
-    /// One line for `--help` and error messages.
-    pub fn about(self) -> &'static str {
-        match self {
-            SchedulerKind::Fair => "per-flow max-min fairness (TCP-like)",
-            SchedulerKind::Pfp => "per-flow prioritization: SRTF, EDF with deadlines",
-            SchedulerKind::Fifo => "coflows in arrival order, MADD inside, backfilling",
-            SchedulerKind::Scf => "shortest (largest remaining flow) coflow first",
-            SchedulerKind::Ncf => "narrowest coflow first",
-            SchedulerKind::Tcf => "smallest total remaining bytes first",
-            SchedulerKind::Sebf => "smallest effective bottleneck first, no starvation timers",
-            SchedulerKind::Wss => "Orchestra's weighted shuffle scheduling",
-            SchedulerKind::Varys => "SEBF + MADD + backfill + T/delta starvation; deadlines",
-            SchedulerKind::Aalo => "D-CLAS on bytes sent: FIFO in a queue, weighted across queues",
-            SchedulerKind::Saath => "D-CLAS + all-or-none + least-contention-first, per-flow sizes",
-            SchedulerKind::Sincronia => "BSSI bottleneck ordering + greedy order-preserving rates",
-        }
-    }
 }
 
 impl fmt::Display for SchedulerKind {

@@ -5,7 +5,9 @@ pub mod toys;
 
 use coflowkit_flowsim::{simulate, SimOutput};
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
-use coflowkit_sched::{build, SchedOptions, Scheduler, SchedulerKind};
+use coflowkit_sched::{
+    build, CoflowState, Rates, SchedOptions, Scheduler, SchedulerKind, Snapshot,
+};
 
 /// A coflow from `(src, dst, size)` triples.
 pub fn coflow(id: u64, arrival: f64, flows: &[(u32, u32, f64)]) -> Coflow {
@@ -65,4 +67,19 @@ pub fn assert_close(got: &[f64], want: &[f64]) {
 #[track_caller]
 pub fn assert_near(got: f64, want: f64) {
     assert!((got - want).abs() < 1e-9, "got {got}, want {want}");
+}
+
+/// One decision of `sched` at time 0 on a hand-built state.
+pub fn decide(sched: &mut dyn Scheduler, fabric: &Fabric, coflows: &[CoflowState]) -> Rates {
+    let mut rates = Rates::default();
+    rates.reset(coflows);
+    sched.allocate(
+        &Snapshot {
+            now_s: 0.0,
+            fabric,
+            coflows,
+        },
+        &mut rates,
+    );
+    rates
 }
