@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use coflowkit_flowsim::{simulate_with, SimOptions};
+use coflowkit_flowsim::simulate_with;
 use coflowkit_model::gen::FbScaleSpec;
 use coflowkit_sched::build;
 
+use crate::engine_args::EngineArgs;
 use crate::fabric_args::WorkloadArgs;
 use crate::sched_args::SchedArgs;
 
@@ -27,9 +28,8 @@ pub struct BenchArgs {
     pub repeat: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// As `sim --flow-quantum`
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
-    pub flow_quantum: f64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -39,6 +39,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let (path, trace, fabric) = args.workload.load()?;
     let kinds = args.sched.kinds()?;
     let opts = args.sched.options()?;
+    let sim = args.engine.options()?;
     let mut workloads = vec![(path.display().to_string(), trace.clone(), fabric.clone())];
     if args.upscale > 0 {
         let t0 = Instant::now();
@@ -66,9 +67,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
             let mut decisions = 0;
             for _ in 0..args.repeat.max(1) {
                 let mut s = build(kind, &opts);
-                let sim = SimOptions {
-                    flow_quantum_s: args.flow_quantum,
-                };
                 let out = simulate_with(t, f, s.as_mut(), &sim)?;
                 times.push(out.wall_s);
                 decisions = out.decisions;

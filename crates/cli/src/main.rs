@@ -1,6 +1,7 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
 
 mod bench;
+mod engine_args;
 mod fabric_args;
 mod plot;
 mod report;

@@ -6,7 +6,14 @@ use coflowkit_model::units::MB;
 use coflowkit_sched::alloc::Backfill;
 use coflowkit_sched::policy::dclas::{InterQueue, Queues};
 use coflowkit_sched::policy::varys::Starvation;
-use coflowkit_sched::{SchedOptions, SchedulerKind};
+use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FlowCompletionArg {
+    Redistribute,
+    Recompute,
+    Ignore,
+}
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum BackfillArg {
@@ -37,9 +44,14 @@ pub struct SchedArgs {
     /// varys: turn starvation avoidance off (pure SEBF + MADD)
     #[arg(long)]
     pub no_starvation: bool,
-    /// varys and the orderings: reschedule only on coflow arrival and completion, as the
-    /// thesis' Varys does (faster; bandwidth of early-finishing flows idles until then)
-    #[arg(long)]
+    /// varys and the orderings: what a single flow's end triggers. `redistribute` hands its
+    /// bandwidth to waiting flows on the same ports in priority order (fast, work conserving);
+    /// `recompute` takes a full decision (exact, slow); `ignore` lets it idle until the next
+    /// coflow event, as the thesis' Varys does
+    #[arg(long, value_enum, default_value_t = FlowCompletionArg::Redistribute, value_name = "HOW")]
+    pub on_flow_completion: FlowCompletionArg,
+    /// Same as `--on-flow-completion ignore`
+    #[arg(long, conflicts_with = "on_flow_completion")]
     pub coflow_events_only: bool,
     /// aalo, saath: number of priority queues K
     #[arg(long, default_value_t = 10, value_name = "K")]
@@ -121,8 +133,17 @@ impl SchedArgs {
         if self.fair_max_per_reducer == Some(0) {
             bail!("--fair-max-per-reducer must be at least 1");
         }
-        o.on_flow_completion = !self.coflow_events_only;
-        o.varys.on_flow_completion = !self.coflow_events_only;
+        let how = if self.coflow_events_only {
+            FlowCompletion::Ignore
+        } else {
+            match self.on_flow_completion {
+                FlowCompletionArg::Redistribute => FlowCompletion::Redistribute,
+                FlowCompletionArg::Recompute => FlowCompletion::Recompute,
+                FlowCompletionArg::Ignore => FlowCompletion::Ignore,
+            }
+        };
+        o.on_flow_completion = how;
+        o.varys.on_flow_completion = how;
         if self.queues == 0
             || self.queue_spacing.is_nan()
             || self.queue_spacing <= 1.0

@@ -11,6 +11,7 @@ use coflowkit_model::deadlines;
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 
+use crate::engine_args::EngineArgs;
 use crate::fabric_args::WorkloadArgs;
 use crate::report::{self, Run};
 use crate::sched_args::SchedArgs;
@@ -39,10 +40,8 @@ pub struct SimArgs {
     /// Draw the CCT CDF of every scheduler as an SVG chart into this directory
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
-    /// Per-flow policies (fair, pfp, wss) decide at most once per S seconds on account of
-    /// flow completions; 0 = exact. Trades accuracy for speed on large traces
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
-    pub flow_quantum: f64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Simulations run at once [default: the number of cores]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -65,12 +64,7 @@ pub fn run(args: SimArgs) -> Result<()> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if !(args.flow_quantum >= 0.0 && args.flow_quantum.is_finite()) {
-        bail!("--flow-quantum must be a non-negative number of seconds");
-    }
-    let sim = SimOptions {
-        flow_quantum_s: args.flow_quantum,
-    };
+    let sim = args.engine.options()?;
     let outputs = run_all(&trace, &fabric, &kinds, &opts, &sim, jobs)?;
     let runs: Vec<Run> = outputs.into_iter().map(Run::new).collect();
 

@@ -5,7 +5,8 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use coflowkit_model::{Fabric, Trace};
-use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::alloc::Freed;
+use coflowkit_sched::{CoflowState, FlowCompletion, FlowState, Rates, Scheduler, Snapshot};
 use thiserror::Error;
 
 use crate::outcome::SimOutput;
@@ -61,6 +62,11 @@ pub struct SimOptions {
     /// many seconds on account of flow completions (bandwidth a finished flow frees idles until
     /// then). Arrivals, coflow completions and scheduler wake-ups stay exact. 0 = exact.
     pub flow_quantum_s: f64,
+    /// For policies that redistribute freed bandwidth between decisions: also take a full
+    /// decision at a flow completion once this many seconds passed since the last one, so
+    /// rates get re-planned (MADD) and not only topped up. None = only on coflow events.
+    #[serde(default)]
+    pub refresh_s: Option<f64>,
 }
 
 /// [`simulate`] with options.
@@ -73,7 +79,7 @@ pub fn simulate_with(
     validate(trace, fabric)?;
     let started = Instant::now();
     let name = sched.name().to_string();
-    let on_flow_completion = sched.reschedules_on_flow_completion();
+    let on_flow_completion = sched.on_flow_completion();
 
     // Coflows in arrival order (ties keep trace order).
     let mut order: Vec<usize> = (0..trace.coflows.len()).collect();
@@ -91,11 +97,12 @@ pub fn simulate_with(
         rates: Rates::default(),
         synced_at: 0.0,
         due: BinaryHeap::new(),
-        scan: on_flow_completion && opts.flow_quantum_s == 0.0,
+        scan: on_flow_completion == FlowCompletion::Recompute && opts.flow_quantum_s == 0.0,
         due_list: Vec::new(),
         due_min: f64::INFINITY,
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,
+        freed: Freed::default(),
     };
     let mut next = 0usize;
     let mut now = 0.0f64;
@@ -184,12 +191,21 @@ pub fn simulate_with(
                     if coflow_done || w.nothing_running() {
                         break;
                     }
-                    if on_flow_completion {
-                        let due = decided_at + opts.flow_quantum_s;
-                        if now >= due {
-                            break;
+                    match on_flow_completion {
+                        FlowCompletion::Recompute => {
+                            let due = decided_at + opts.flow_quantum_s;
+                            if now >= due {
+                                break;
+                            }
+                            wake = Some(wake.map_or(due, |w| w.min(due)));
                         }
-                        wake = Some(wake.map_or(due, |w| w.min(due)));
+                        FlowCompletion::Redistribute => {
+                            let refresh = opts.refresh_s.is_some_and(|s| now >= decided_at + s);
+                            if refresh || !w.redistribute(now, sched) {
+                                break;
+                            }
+                        }
+                        FlowCompletion::Ignore => {}
                     }
                 }
                 _ => {

@@ -5,7 +5,8 @@ use std::collections::BinaryHeap;
 
 use coflowkit_model::bins::Bin;
 use coflowkit_model::{Fabric, Trace};
-use coflowkit_sched::{CoflowState, Rates};
+use coflowkit_sched::alloc::Freed;
+use coflowkit_sched::{CoflowState, Rates, Scheduler, Snapshot};
 
 use crate::engine::SimError;
 use crate::outcome::CoflowOutcome;
@@ -71,6 +72,8 @@ pub(crate) struct World<'a> {
     pub(crate) due_min: f64,
     pub(crate) outcomes: Vec<Option<CoflowOutcome>>,
     pub(crate) makespan: f64,
+    /// Spare capacity and the ports flows freed since the last decision or redistribution.
+    pub(crate) freed: Freed,
 }
 
 impl World<'_> {
@@ -128,6 +131,10 @@ impl World<'_> {
         c.sent_bytes += f.remaining_bytes;
         f.sent_bytes = size;
         f.remaining_bytes = 0.0;
+        self.freed.spare.up[f.src as usize] += *rate;
+        self.freed.spare.down[f.dst as usize] += *rate;
+        self.freed.up.push(f.src);
+        self.freed.down.push(f.dst);
         *rate = 0.0;
         c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(size);
         finish_flow(&mut self.meta[ci], now - c.arrival_s);
@@ -222,7 +229,71 @@ impl World<'_> {
         } else {
             self.due = BinaryHeap::from(due);
         }
-        check_capacity(name, now, self.fabric, up, down)
+        check_capacity(name, now, self.fabric, up, down)?;
+        let spare = &mut self.freed.spare;
+        spare.reset(self.fabric);
+        for (s, l) in spare.up.iter_mut().zip(up.iter()) {
+            *s = (*s - l).max(0.0);
+        }
+        for (s, l) in spare.down.iter_mut().zip(down.iter()) {
+            *s = (*s - l).max(0.0);
+        }
+        self.freed.clear_ports();
+        Ok(())
+    }
+
+    /// Let the policy hand out what flows freed since the last decision, at `now`. Returns
+    /// false when it asks for a full decision instead.
+    pub(crate) fn redistribute(&mut self, now: f64, sched: &mut dyn Scheduler) -> bool {
+        let snap = Snapshot {
+            now_s: now,
+            fabric: self.fabric,
+            coflows: &self.active,
+        };
+        if !sched.redistribute(&snap, &mut self.rates, &mut self.freed) {
+            return false;
+        }
+        // Flows move at one rate per flow from `synced_at` on (see `sync`): rewrite a flow
+        // whose rate grew at `now` as if it had moved at the new rate since `synced_at`. Its
+        // bytes are real again at the next sync; only then does the policy read them.
+        let since = now - self.synced_at;
+        for &(ci, fi, add) in &self.freed.changed {
+            let (ci, fi) = (ci as usize, fi as usize);
+            let c = &mut self.active[ci];
+            let f = &mut c.flows[fi];
+            let shift = add * since;
+            f.remaining_bytes += shift;
+            f.sent_bytes -= shift;
+            c.sent_bytes -= shift;
+            let rate = self.rates.per_coflow[ci][fi];
+            // Rates only grow between decisions, so the flow's older, later entry in the heap
+            // finds it finished and is dropped.
+            self.due.push(Due {
+                at: self.synced_at + f.remaining_bytes / rate,
+                coflow: ci as u32,
+                flow: fi as u32,
+            });
+        }
+        self.freed.clear_ports();
+        #[cfg(debug_assertions)]
+        self.assert_within_capacity(now, sched.name());
+        true
+    }
+
+    /// Debug builds (and so the tests) re-add every rate after a redistribution.
+    #[cfg(debug_assertions)]
+    fn assert_within_capacity(&self, now: f64, name: &str) {
+        let ports = self.fabric.ports();
+        let (mut up, mut down) = (vec![0.0; ports], vec![0.0; ports]);
+        for (c, r) in self.active.iter().zip(&self.rates.per_coflow) {
+            for (f, &rate) in c.flows.iter().zip(r) {
+                up[f.src as usize] += rate;
+                down[f.dst as usize] += rate;
+            }
+        }
+        if let Err(e) = check_capacity(name, now, self.fabric, &up, &down) {
+            panic!("redistribution broke capacity: {e}");
+        }
     }
 
     /// The earliest predicted completion, if any flow is running.

@@ -5,7 +5,7 @@
 mod common;
 
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
-use coflowkit_sched::{SchedOptions, SchedulerKind};
+use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind};
 use common::*;
 use proptest::prelude::*;
 
@@ -46,7 +46,10 @@ proptest! {
 
     #[test]
     fn every_scheduler_finishes_everything_within_bounds(t in workload()) {
-        let opts = SchedOptions::default();
+        for how in [FlowCompletion::Redistribute, FlowCompletion::Recompute, FlowCompletion::Ignore] {
+        let mut opts = SchedOptions::default();
+        opts.on_flow_completion = how;
+        opts.varys.on_flow_completion = how;
         for &kind in SchedulerKind::ALL {
             let out = run(&t, kind, &opts);
             prop_assert_eq!(out.coflows.len(), t.0.coflows.len(), "{}", kind);
@@ -65,6 +68,7 @@ proptest! {
             prop_assert!(out.makespan_s >= bound * (1.0 - 1e-9), "{}: makespan {} < {}", kind, out.makespan_s, bound);
             let again = run(&t, kind, &opts);
             prop_assert_eq!(ccts(&again), ccts(&out), "{} is not deterministic", kind);
+        }
         }
     }
 }

@@ -8,8 +8,10 @@ pub mod policy;
 pub mod registry;
 pub mod state;
 
+use alloc::Freed;
+
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
-pub use state::{CoflowState, Decision, FlowState, Rates, Snapshot};
+pub use state::{CoflowState, Decision, FlowCompletion, FlowState, Rates, Snapshot};
 
 /// One inter-coflow scheduling policy.
 pub trait Scheduler: Send {
@@ -25,10 +27,19 @@ pub trait Scheduler: Send {
     /// every completion and at the wake-up it asked for.
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision;
 
-    /// Whether the end of a single flow calls for a new decision. Per-flow policies (TCP-like
-    /// sharing, SRTF) react to every flow completion; Varys reschedules only on coflow arrival
-    /// and completion (thesis §5.5), leaving a flow's bandwidth idle until the next such event.
-    fn reschedules_on_flow_completion(&self) -> bool {
-        true
+    /// What the end of a single flow calls for. Per-flow policies (TCP-like sharing, SRTF)
+    /// recompute on every flow completion (the default); the thesis' Varys reschedules only on
+    /// coflow arrival and completion (§5.5), leaving a flow's bandwidth idle until then.
+    fn on_flow_completion(&self) -> FlowCompletion {
+        FlowCompletion::Recompute
+    }
+
+    /// Flows ended since the last decision and their bandwidth is back in `freed.spare`. For
+    /// [`FlowCompletion::Redistribute`]: add rates for waiting flows (taking them from
+    /// `freed.spare`, listing them in `freed.changed`) and return true, or return false to ask
+    /// for a full decision instead. `snap` holds the state of the last decision, with the
+    /// finished flows' `remaining_bytes` set to 0.
+    fn redistribute(&mut self, _snap: &Snapshot, _rates: &mut Rates, _freed: &mut Freed) -> bool {
+        false
     }
 }

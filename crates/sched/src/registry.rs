@@ -15,7 +15,7 @@ use crate::policy::saath::{Saath, SaathConfig};
 use crate::policy::sincronia::Sincronia;
 use crate::policy::varys::{Varys, VarysConfig};
 use crate::policy::wss::Wss;
-use crate::Scheduler;
+use crate::{FlowCompletion, Scheduler};
 
 /// Every selectable scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -98,9 +98,10 @@ pub struct SchedOptions {
     pub fair_max_per_reducer: Option<usize>,
     /// Work conservation of the ordering policies (fifo, scf, ncf, tcf, sebf).
     pub backfill: Backfill,
-    /// Ordering policies (fifo, scf, ncf, tcf, sebf) reschedule when a single flow ends, not
-    /// only on coflow arrival and completion (default true; see `VarysConfig`).
-    pub on_flow_completion: bool,
+    /// What a single flow's end triggers for the ordering policies (fifo, scf, ncf, tcf,
+    /// sebf); see `VarysConfig`.
+    #[serde(default)]
+    pub on_flow_completion: FlowCompletion,
     pub varys: VarysConfig,
     #[serde(default)]
     pub aalo: AaloConfig,
@@ -113,7 +114,7 @@ impl Default for SchedOptions {
         SchedOptions {
             fair_max_per_reducer: None,
             backfill: Backfill::default(),
-            on_flow_completion: true,
+            on_flow_completion: FlowCompletion::default(),
             varys: VarysConfig::default(),
             aalo: AaloConfig::default(),
             saath: SaathConfig::default(),

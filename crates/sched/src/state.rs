@@ -2,6 +2,7 @@
 //! world fills it from its event loop, the real coordinator from daemon reports.
 
 use coflowkit_model::{CoflowId, Fabric};
+use serde::{Deserialize, Serialize};
 
 /// An unfinished flow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,6 +78,20 @@ impl Rates {
     pub fn coflow_served(&self, c: usize) -> bool {
         self.per_coflow[c].iter().any(|&r| r > 0.0)
     }
+}
+
+/// What a policy does when a single flow ends between its decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowCompletion {
+    /// Hand the freed bandwidth to waiting flows on the same ports in the last decision's
+    /// priority order ([`crate::alloc::TopUp`]); a full decision only on coflow events.
+    #[default]
+    Redistribute,
+    /// A full decision on every flow completion.
+    Recompute,
+    /// Nothing: the freed bandwidth idles until the next coflow event (the thesis' Varys).
+    Ignore,
 }
 
 /// What a scheduler returns besides the rates.

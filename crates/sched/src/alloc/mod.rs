@@ -3,9 +3,11 @@
 pub mod budget;
 pub mod madd;
 pub mod pairs;
+pub mod topup;
 pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use pairs::{fill_coflows, PairFill};
+pub use topup::{Freed, TopUp};
 pub use waterfill::{Demand, WaterFill};

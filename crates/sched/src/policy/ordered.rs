@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc::{backfill, madd_for, Backfill, Budget, LoadTable};
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use crate::alloc::{backfill, madd_for, Backfill, Budget, Freed, LoadTable, TopUp};
+use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -42,6 +42,8 @@ pub struct OrderedCore {
     /// Per-coflow port loads of the current snapshot (see [`OrderedCore::prepare`]).
     pub table: LoadTable,
     keys: Vec<(f64, usize)>,
+    /// The last decision's flows by port in backfill order, for redistribution.
+    pub topup: TopUp,
 }
 
 impl OrderedCore {
@@ -144,13 +146,12 @@ impl OrderedCore {
 pub struct Ordered {
     pub order: Order,
     pub backfill: Backfill,
-    /// Also reschedule when a single flow ends (default: only on coflow arrival/completion).
-    pub on_flow_completion: bool,
+    pub on_flow_completion: FlowCompletion,
     core: OrderedCore,
 }
 
 impl Ordered {
-    pub fn new(order: Order, backfill: Backfill, on_flow_completion: bool) -> Self {
+    pub fn new(order: Order, backfill: Backfill, on_flow_completion: FlowCompletion) -> Self {
         Ordered {
             order,
             backfill,
@@ -169,8 +170,13 @@ impl Scheduler for Ordered {
         true // MADD inside each coflow reads sizes, whatever the order
     }
 
-    fn reschedules_on_flow_completion(&self) -> bool {
+    fn on_flow_completion(&self) -> FlowCompletion {
         self.on_flow_completion
+    }
+
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        self.core.topup.apply(snap.coflows, rates, freed);
+        true
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
@@ -180,6 +186,11 @@ impl Scheduler for Ordered {
         self.core.madd_in_order(&order, snap, rates, non_preemptive);
         self.core
             .backfill_in_order(self.backfill, &order, snap, rates);
+        if self.on_flow_completion == FlowCompletion::Redistribute {
+            self.core
+                .topup
+                .index(snap.fabric.ports(), snap.coflows, order);
+        }
         Decision::none()
     }
 }

@@ -10,9 +10,9 @@ use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
 use super::ordered::{Order, OrderedCore};
-use crate::alloc::{madd_for, Backfill, PortLoads};
+use crate::alloc::{madd_for, Backfill, Freed, PortLoads};
 use crate::state::FlowState;
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 /// Relative slack when comparing times (admission test, timer boundaries).
 const TIME_EPS: f64 = 1e-9;
@@ -39,12 +39,13 @@ impl Default for Starvation {
 pub struct VarysConfig {
     pub starvation: Option<Starvation>,
     pub backfill: Backfill,
-    /// Also reschedule when a single flow ends (default). The thesis' Varys reschedules only on
-    /// coflow arrival and completion (and the T/δ timers); in a replay that leaves the bandwidth
-    /// of every early-finishing flow idle until the next coflow event, which on the FB trace more
-    /// than doubles Varys's average CCT (54.9 s instead of 23.9 s), so the default follows the
-    /// digest's advice (§8 item 2) to also act on flow completions for work conservation.
-    pub on_flow_completion: bool,
+    /// What a single flow's end triggers. The thesis' Varys reschedules only on coflow arrival
+    /// and completion (and the T/δ timers): `Ignore`. In a replay that leaves the bandwidth of
+    /// every early-finishing flow idle until the next coflow event, which on the FB trace more
+    /// than doubles Varys's average CCT, so the default follows the digest's advice (§8 item 2)
+    /// to act on flow completions for work conservation, by redistribution (cheap) by default.
+    #[serde(default)]
+    pub on_flow_completion: FlowCompletion,
 }
 
 impl Default for VarysConfig {
@@ -52,7 +53,7 @@ impl Default for VarysConfig {
         VarysConfig {
             starvation: Some(Starvation::default()),
             backfill: Backfill::Greedy,
-            on_flow_completion: true,
+            on_flow_completion: FlowCompletion::Redistribute,
         }
     }
 }
@@ -168,8 +169,13 @@ impl Scheduler for Varys {
         true
     }
 
-    fn reschedules_on_flow_completion(&self) -> bool {
+    fn on_flow_completion(&self) -> FlowCompletion {
         self.config.on_flow_completion
+    }
+
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        self.core.topup.apply(snap.coflows, rates, freed);
+        true
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
@@ -184,6 +190,9 @@ impl Scheduler for Varys {
             .filter(|&i| self.class(&snap.coflows[i]) == Some(Admission::Rejected))
             .collect();
 
+        // During a δ-interval everyone but the starved waits: nothing to redistribute to.
+        let ports = snap.fabric.ports();
+        self.core.topup.index(ports, snap.coflows, []);
         let mut wake = Decision::none();
         let mut sebf_turn = true;
         if let Some(st) = self.config.starvation {
@@ -235,6 +244,10 @@ impl Scheduler for Varys {
         self.core.backfill_in_order(kind, &admitted, snap, rates);
         self.core.backfill_in_order(kind, &order, snap, rates);
         self.core.backfill_in_order(kind, &rejected, snap, rates);
+        if self.config.on_flow_completion == FlowCompletion::Redistribute {
+            let all = admitted.iter().chain(&order).chain(&rejected).copied();
+            self.core.topup.index(ports, snap.coflows, all);
+        }
         if let Some(st) = self.config.starvation {
             let mut now_served = HashSet::new();
             for &i in &order {

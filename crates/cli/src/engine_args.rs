@@ -1,0 +1,36 @@
+//! Simulator knobs shared by `sim` and `bench`.
+
+use anyhow::{bail, Result};
+use clap::Args;
+use coflowkit_flowsim::SimOptions;
+
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Policies that recompute on flow completions (fair, pfp, wss, and the orderings with
+    /// `--on-flow-completion recompute`) decide at most once per S seconds on account of flow
+    /// completions; 0 = exact. Trades accuracy for speed on large traces
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    pub flow_quantum: f64,
+    /// Policies that redistribute freed bandwidth (the default for varys and the orderings)
+    /// also take a full decision at a flow completion once S seconds passed since the last
+    /// one, re-planning every coflow's rates; unset = full decisions on coflow events only
+    #[arg(long, value_name = "S")]
+    pub refresh: Option<f64>,
+}
+
+impl EngineArgs {
+    pub fn options(&self) -> Result<SimOptions> {
+        if !(self.flow_quantum >= 0.0 && self.flow_quantum.is_finite()) {
+            bail!("--flow-quantum must be a non-negative number of seconds");
+        }
+        if let Some(s) = self.refresh {
+            if !(s >= 0.0 && s.is_finite()) {
+                bail!("--refresh must be a non-negative number of seconds");
+            }
+        }
+        Ok(SimOptions {
+            flow_quantum_s: self.flow_quantum,
+            refresh_s: self.refresh,
+        })
+    }
+}
