@@ -92,7 +92,7 @@ impl std::str::FromStr for SchedulerKind {
 }
 
 /// Every knob of every scheduler, with the documented defaults (see docs/choices.md).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SchedOptions {
     /// `fair`: at most this many concurrent flows per reducer per coflow (Hadoop uses 5).
     pub fair_max_per_reducer: Option<usize>,
@@ -107,19 +107,6 @@ pub struct SchedOptions {
     pub aalo: AaloConfig,
     #[serde(default)]
     pub saath: SaathConfig,
-}
-
-impl Default for SchedOptions {
-    fn default() -> Self {
-        SchedOptions {
-            fair_max_per_reducer: None,
-            backfill: Backfill::default(),
-            on_flow_completion: FlowCompletion::default(),
-            varys: VarysConfig::default(),
-            aalo: AaloConfig::default(),
-            saath: SaathConfig::default(),
-        }
-    }
 }
 
 /// Build a fresh scheduler.
