@@ -20,8 +20,10 @@ fn blocked_behind_an_early_flow() -> (coflowkit_model::Trace, coflowkit_model::F
 }
 
 fn with(how: FlowCompletion) -> SchedOptions {
-    let mut o = SchedOptions::default();
-    o.on_flow_completion = how;
+    let mut o = SchedOptions {
+        on_flow_completion: how,
+        ..Default::default()
+    };
     o.varys.on_flow_completion = how;
     // No T/δ timers: they would serve B from t=2 on and blur the example.
     o.varys.starvation = None;
