@@ -47,8 +47,7 @@ proptest! {
     #[test]
     fn every_scheduler_finishes_everything_within_bounds(t in workload()) {
         for how in [FlowCompletion::Redistribute, FlowCompletion::Recompute, FlowCompletion::Ignore] {
-        let mut opts = SchedOptions::default();
-        opts.on_flow_completion = how;
+        let mut opts = SchedOptions { on_flow_completion: how, ..Default::default() };
         opts.varys.on_flow_completion = how;
         for &kind in SchedulerKind::ALL {
             let out = run(&t, kind, &opts);
