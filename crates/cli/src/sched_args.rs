@@ -144,6 +144,8 @@ impl SchedArgs {
         };
         o.on_flow_completion = how;
         o.varys.on_flow_completion = how;
+        o.aalo.on_flow_completion = how;
+        o.saath.on_flow_completion = how;
         if self.queues == 0
             || self.queue_spacing.is_nan()
             || self.queue_spacing <= 1.0

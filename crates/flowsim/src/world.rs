@@ -118,12 +118,17 @@ impl World<'_> {
         self.synced_at = now;
     }
 
-    /// A flow reached its predicted completion at `now` (between decisions).
-    pub(crate) fn complete(&mut self, now: f64, ci: usize, fi: usize) {
+    /// A flow reached its predicted completion `due` at `now` (between decisions). A
+    /// prediction made before a redistribution changed the flow's rate is stale and ignored.
+    pub(crate) fn complete(&mut self, now: f64, due: &Due) {
+        let (ci, fi) = (due.coflow as usize, due.flow as usize);
         let c = &mut self.active[ci];
         let rate = &mut self.rates.per_coflow[ci][fi];
         let f = &mut c.flows[fi];
         if f.remaining_bytes <= 0.0 || *rate <= 0.0 {
+            return;
+        }
+        if due.at != self.synced_at + f.remaining_bytes / *rate {
             return;
         }
         // All that was left at the last sync is sent now; `sync` skips it from here on.
@@ -216,7 +221,7 @@ impl World<'_> {
                     up[f.src as usize] += rate;
                     down[f.dst as usize] += rate;
                     due.push(Due {
-                        at: now + f.remaining_bytes / rate,
+                        at: self.synced_at + f.remaining_bytes / rate,
                         coflow: ci as u32,
                         flow: fi as u32,
                     });
@@ -254,25 +259,28 @@ impl World<'_> {
             return false;
         }
         // Flows move at one rate per flow from `synced_at` on (see `sync`): rewrite a flow
-        // whose rate grew at `now` as if it had moved at the new rate since `synced_at`. Its
+        // whose rate changed at `now` as if it had moved at the new rate since `synced_at`. Its
         // bytes are real again at the next sync; only then does the policy read them.
         let since = now - self.synced_at;
         for &(ci, fi, add) in &self.freed.changed {
-            let (ci, fi) = (ci as usize, fi as usize);
-            let c = &mut self.active[ci];
-            let f = &mut c.flows[fi];
+            let c = &mut self.active[ci as usize];
+            let f = &mut c.flows[fi as usize];
             let shift = add * since;
             f.remaining_bytes += shift;
             f.sent_bytes -= shift;
             c.sent_bytes -= shift;
-            let rate = self.rates.per_coflow[ci][fi];
-            // Rates only grow between decisions, so the flow's older, later entry in the heap
-            // finds it finished and is dropped.
-            self.due.push(Due {
-                at: self.synced_at + f.remaining_bytes / rate,
-                coflow: ci as u32,
-                flow: fi as u32,
-            });
+        }
+        // New predictions; the old ones no longer match and `complete` drops them.
+        for &(ci, fi, _) in &self.freed.changed {
+            let rate = self.rates.per_coflow[ci as usize][fi as usize];
+            if rate > 0.0 {
+                let f = &self.active[ci as usize].flows[fi as usize];
+                self.due.push(Due {
+                    at: self.synced_at + f.remaining_bytes / rate,
+                    coflow: ci,
+                    flow: fi,
+                });
+            }
         }
         self.freed.clear_ports();
         #[cfg(debug_assertions)]
@@ -314,7 +322,7 @@ impl World<'_> {
                 if d.at > horizon {
                     return true;
                 }
-                self.complete(t, d.coflow as usize, d.flow as usize);
+                self.complete(t, d);
                 coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
                 false
             });
@@ -326,7 +334,7 @@ impl World<'_> {
                     break;
                 }
                 let d = self.due.pop().expect("peeked");
-                self.complete(t, d.coflow as usize, d.flow as usize);
+                self.complete(t, &d);
                 coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
             }
         }

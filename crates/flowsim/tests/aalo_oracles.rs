@@ -20,6 +20,7 @@ fn strict(q1_hi: f64, e: f64, k: usize) -> AaloConfig {
         inter_queue: InterQueue::Strict,
         within_coflow: WithinCoflow::MaxMin,
         sync_interval_s: 0.0,
+        ..Default::default()
     }
 }
 
@@ -182,6 +183,7 @@ fn aalo_never_reads_sizes_and_always_finishes() {
                     inter_queue: inter,
                     within_coflow: within,
                     sync_interval_s: dt,
+                    ..Default::default()
                 };
                 let out = run_aalo(&t, cfg);
                 assert_eq!(out.coflows.len(), 4);

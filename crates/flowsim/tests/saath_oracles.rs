@@ -33,6 +33,7 @@ fn aalo() -> AaloConfig {
         inter_queue: InterQueue::Strict,
         within_coflow: WithinCoflow::CoflowSim,
         sync_interval_s: 0.0,
+        ..Default::default()
     }
 }
 

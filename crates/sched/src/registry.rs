@@ -125,6 +125,6 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::Varys => Box::new(Varys::new(opts.varys)),
         SchedulerKind::Aalo => Box::new(Aalo::new(opts.aalo)),
         SchedulerKind::Saath => Box::new(Saath::new(opts.saath)),
-        SchedulerKind::Sincronia => Box::<Sincronia>::default(),
+        SchedulerKind::Sincronia => Box::new(Sincronia::new(opts.on_flow_completion)),
     }
 }

@@ -10,8 +10,8 @@ use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
 use super::dclas::{Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
-use crate::alloc::Budget;
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use crate::alloc::{Budget, Freed, TopUp};
+use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -27,6 +27,8 @@ pub struct AaloConfig {
     /// Coordination interval Δ in seconds: queue membership is recomputed only at `t = kΔ`.
     /// Default 0.010 (the thesis' Δ = 10 ms); 0 = instantaneous global coordination.
     pub sync_interval_s: f64,
+    /// What a single flow's end triggers between decisions (see `FlowCompletion`).
+    pub on_flow_completion: FlowCompletion,
 }
 
 impl Default for AaloConfig {
@@ -36,6 +38,7 @@ impl Default for AaloConfig {
             inter_queue: InterQueue::Weighted,
             within_coflow: WithinCoflow::MaxMin,
             sync_interval_s: 0.010,
+            on_flow_completion: FlowCompletion::Redistribute,
         }
     }
 }
@@ -57,6 +60,7 @@ pub struct Aalo {
     budget: Budget,
     shares: Shares,
     filler: Filler,
+    topup: TopUp,
 }
 
 impl Aalo {
@@ -97,6 +101,15 @@ impl Scheduler for Aalo {
         false
     }
 
+    fn on_flow_completion(&self) -> FlowCompletion {
+        self.config.on_flow_completion
+    }
+
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        self.topup.apply(snap.coflows, rates, freed);
+        true
+    }
+
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         let ticks = Ticks {
             interval_s: self.config.sync_interval_s,
@@ -131,6 +144,12 @@ impl Scheduler for Aalo {
             let flows = &snap.coflows[i].flows;
             self.filler
                 .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
+        }
+
+        if self.config.on_flow_completion == FlowCompletion::Redistribute {
+            let order = self.by_queue.iter().copied();
+            self.topup
+                .index(snap.fabric.ports(), snap.coflows, rates, order);
         }
 
         // Wake at the tick where the next queue change takes effect.

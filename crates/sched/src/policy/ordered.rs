@@ -189,7 +189,7 @@ impl Scheduler for Ordered {
         if self.on_flow_completion == FlowCompletion::Redistribute {
             self.core
                 .topup
-                .index(snap.fabric.ports(), snap.coflows, order);
+                .index(snap.fabric.ports(), snap.coflows, rates, order);
         }
         Decision::none()
     }

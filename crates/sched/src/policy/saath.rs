@@ -9,9 +9,9 @@ use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
 use super::dclas::{all_have_room, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
-use crate::alloc::Budget;
+use crate::alloc::{Budget, Freed, TopUp};
 use crate::state::CoflowState;
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 /// Which coflows a coflow's contention counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +69,8 @@ pub struct SaathConfig {
     /// coflow arrival or departure (B4's round). Default 0: event-driven in simulation (B6),
     /// i.e. demotion at the exact crossing instant.
     pub sync_interval_s: f64,
+    /// What a single flow's end triggers between decisions (see `FlowCompletion`).
+    pub on_flow_completion: FlowCompletion,
 }
 
 impl Default for SaathConfig {
@@ -85,6 +87,7 @@ impl Default for SaathConfig {
             inter_queue: InterQueue::Strict,
             within_coflow: WithinCoflow::CoflowSim,
             sync_interval_s: 0.0,
+            on_flow_completion: FlowCompletion::Redistribute,
         }
     }
 }
@@ -173,6 +176,7 @@ pub struct Saath {
     budget: Budget,
     shares: Shares,
     filler: Filler,
+    topup: TopUp,
 }
 
 impl Saath {
@@ -279,6 +283,15 @@ impl Scheduler for Saath {
         false
     }
 
+    fn on_flow_completion(&self) -> FlowCompletion {
+        self.config.on_flow_completion
+    }
+
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        self.topup.apply(snap.coflows, rates, freed);
+        true
+    }
+
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         let ticks = Ticks {
             interval_s: self.config.sync_interval_s,
@@ -345,6 +358,12 @@ impl Scheduler for Saath {
                     &mut rates.per_coflow[i],
                 );
             }
+        }
+
+        if cfg.on_flow_completion == FlowCompletion::Redistribute {
+            let order = self.order.iter().copied();
+            self.topup
+                .index(snap.fabric.ports(), snap.coflows, rates, order);
         }
 
         // Starvation clocks, then the next wake-up: a queue crossing or a coflow starving.

@@ -3,8 +3,8 @@
 //! in that order (each flow takes all its two ports have left), which is work conserving and
 //! order-preserving. Clairvoyant: reads `remaining_bytes`. The order is recomputed every call.
 
-use crate::alloc::{backfill, Backfill, Budget};
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use crate::alloc::{backfill, Backfill, Budget, Freed, TopUp};
+use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct Sincronia {
@@ -18,9 +18,18 @@ pub struct Sincronia {
     unordered: Vec<usize>,
     order: Vec<usize>,
     budget: Budget,
+    pub on_flow_completion: FlowCompletion,
+    topup: TopUp,
 }
 
 impl Sincronia {
+    pub fn new(on_flow_completion: FlowCompletion) -> Self {
+        Sincronia {
+            on_flow_completion,
+            ..Default::default()
+        }
+    }
+
     /// BSSI: fill the order from the back. At each step pick the port-direction b with the most
     /// unordered load; among the unordered coflows using b, the one with the smallest
     /// `weight / load_at_b` goes last; every other coflow j at b has its weight reduced by
@@ -115,6 +124,15 @@ impl Scheduler for Sincronia {
         true
     }
 
+    fn on_flow_completion(&self) -> FlowCompletion {
+        self.on_flow_completion
+    }
+
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        self.topup.apply(snap.coflows, rates, freed);
+        true
+    }
+
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         self.bssi(snap);
         self.budget.reset(snap.fabric);
@@ -125,6 +143,11 @@ impl Scheduler for Sincronia {
                 &mut self.budget,
                 &mut rates.per_coflow[j],
             );
+        }
+        if self.on_flow_completion == FlowCompletion::Redistribute {
+            let order = self.order.iter().copied();
+            self.topup
+                .index(snap.fabric.ports(), snap.coflows, rates, order);
         }
         Decision::none()
     }
