@@ -1,0 +1,40 @@
+//! Partially Greedy Source Selection (Algorithm 1): GSS restricted to the pending nodes with the
+//! largest load count, i.e. the nodes expected to serve the most fetches soon. Spreading picks
+//! over time this way keeps GSS from draining one part of the cluster early and leaving links
+//! idle later. O(K (N + F)) per decision, K = number of heaviest nodes.
+
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::bandwidth::Bandwidth;
+use super::scan::first_best;
+use super::Source;
+
+/// `load[n]` is node n's load count (spec A3); the caller decrements the winner's.
+#[allow(clippy::too_many_arguments)]
+pub fn pick(
+    bw: &mut Bandwidth,
+    pattern: &[(u32, u32)],
+    dst: u32,
+    candidates: &[Source],
+    load: &[u64],
+    rng: &mut ChaCha8Rng,
+    order: &mut Vec<u32>,
+    tolerance: f64,
+) -> u32 {
+    let heaviest = candidates
+        .iter()
+        .map(|s| load[s.node as usize])
+        .max()
+        .unwrap_or(0);
+    order.clear();
+    order.extend(
+        candidates
+            .iter()
+            .filter(|s| load[s.node as usize] == heaviest)
+            .map(|s| s.node),
+    );
+    // §3.5 "rearranging the selecting sequence": without it, first-hit favours the list front.
+    order.shuffle(rng);
+    first_best(bw, pattern, dst, order, tolerance)
+}
