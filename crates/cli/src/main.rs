@@ -2,6 +2,7 @@
 
 mod bench;
 mod fabric_args;
+mod fetch;
 mod plot;
 mod report;
 mod sched_args;
@@ -31,6 +32,9 @@ enum Command {
     Trace(trace_cmd::TraceCmd),
     /// Measure simulator speed: the FB trace (and an upscaled copy) under each scheduler.
     Bench(bench::BenchArgs),
+    /// BASHuffler fetch-source selection: pull-based shuffle simulation, max-min rates.
+    #[command(subcommand)]
+    Fetch(fetch::FetchCmd),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Trace(c) => trace_cmd::run(c),
         Command::Bench(a) => bench::run(a),
+        Command::Fetch(c) => fetch::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
