@@ -134,11 +134,8 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
         }
         None => None,
     };
-    let nodes_hint = match &trace {
-        Some(t) => Some(args.nodes.unwrap_or(t.ports as usize)),
-        None => args.nodes,
-    };
-    let bps = node_rates(args.rates.as_deref(), nodes_hint, 16)?;
+    let default_nodes = trace.as_ref().map_or(16, |t| t.ports as usize);
+    let bps = node_rates(args.rates.as_deref(), args.nodes, default_nodes)?;
     let n = bps.len();
     if let Some(t) = &trace {
         if n != t.ports as usize {
