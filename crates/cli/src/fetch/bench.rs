@@ -31,6 +31,9 @@ pub struct FetchBenchArgs {
     /// Timed decisions per policy and size (opt: joint requests for all fetchers, at most 5)
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub decisions: usize,
+    /// Stop timing a policy at a size after this many seconds (at least 3 decisions)
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    pub max_seconds: f64,
     #[arg(long, default_value = "512mbit", value_name = "RATE")]
     pub low_rate: String,
     #[arg(long, default_value = "1024mbit", value_name = "RATE")]
@@ -119,7 +122,7 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
     let fetchers = args.fetchers.max(1);
     println!(
         "{:>6} {:>8} {:<8} {:>10} {:>14} {:>14}",
-        "nodes", "flows", "policy", "decisions", "µs/decision", "evaluations"
+        "nodes", "flows", "policy", "decisions", "µs/decision", "evals/decision"
     );
     for &n in &sizes {
         let caps: Vec<f64> = (0..n).map(|i| if i < n / 2 { low } else { high }).collect();
@@ -164,19 +167,17 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
                 continue;
             }
             let mut total = 0.0;
-            for d in 0..args.decisions {
-                total += s.turn(policy, d % n)?;
+            let mut done = 0;
+            let evals0 = s.state.evaluations();
+            while done < args.decisions && (done < 3 || total < args.max_seconds) {
+                total += s.turn(policy, done % n)?;
+                done += 1;
             }
-            let evals = match policy {
-                Policy::Random => "0".to_string(),
-                Policy::Gss => format!("{}", n - 1),
-                _ => "K <= M".to_string(),
-            };
+            let evals = (s.state.evaluations() - evals0) as f64 / done.max(1) as f64;
             println!(
-                "{n:>6} {flows:>8} {:<8} {:>10} {:>14.1} {evals:>14}",
+                "{n:>6} {flows:>8} {:<8} {done:>10} {:>14.1} {evals:>14.1}",
                 policy.name(),
-                args.decisions,
-                1e6 * total / args.decisions.max(1) as f64
+                1e6 * total / done.max(1) as f64
             );
         }
     }

@@ -15,6 +15,7 @@ pub struct Bandwidth {
     fill: WaterFill,
     demands: Vec<Demand>,
     rates: Vec<f64>,
+    evaluations: u64,
 }
 
 impl Bandwidth {
@@ -25,6 +26,7 @@ impl Bandwidth {
             fill: WaterFill::default(),
             demands: Vec::new(),
             rates: Vec::new(),
+            evaluations: 0,
         }
     }
 
@@ -39,8 +41,14 @@ impl Bandwidth {
         self.fill = WaterFill::default();
     }
 
+    /// Patterns filled so far (the unit of Table 1's costs).
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
     /// Max-min rates of `pattern` followed by `extra`, in that order. Cost O(N + F).
     pub fn rates(&mut self, pattern: &[(u32, u32)], extra: &[(u32, u32)]) -> &[f64] {
+        self.evaluations += 1;
         self.demands.clear();
         self.demands
             .extend(pattern.iter().chain(extra).map(|&(src, dst)| Demand {

@@ -222,6 +222,11 @@ impl ClusterState {
         self.bw.rates(&self.pattern, &[]).to_vec()
     }
 
+    /// Max-min evaluations run so far (utilization queries included).
+    pub fn evaluations(&self) -> u64 {
+        self.bw.evaluations()
+    }
+
     pub fn fabric(&self) -> &Fabric {
         self.bw.fabric()
     }
