@@ -11,7 +11,7 @@ use coflowkit_flowsim::pull::{
 use coflowkit_model::trace::read_path;
 use coflowkit_model::units::MB;
 use coflowkit_model::Fabric;
-use coflowkit_sched::select::{Policy, SelectOptions};
+use coflowkit_sched::select::{Heaviest, Policy, SelectOptions};
 use serde::Serialize;
 use serde_json::json;
 
@@ -38,6 +38,10 @@ pub struct FetchSimArgs {
     /// Source-selection policies: random, gss, pgss, opt (random is always run, as the baseline)
     #[arg(long, default_value = "random,gss,pgss", value_name = "LIST")]
     pub policy: String,
+    /// PGSS's heaviest-loaded nodes: `count` (the paper) or `time` (count per uplink capacity;
+    /// an exploration, not in the paper)
+    #[arg(long, default_value = "count", value_name = "RULE")]
+    pub heaviest: Heaviest,
     /// Seed of the workload (partition sizes) and of the policies' tie-breaks and random picks
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -177,7 +181,10 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                 fetchers: args.fetchers,
                 batch: args.batch,
                 seed,
-                select: SelectOptions::default(),
+                select: SelectOptions {
+                    heaviest: args.heaviest,
+                    ..SelectOptions::default()
+                },
             };
             let out = simulate_pull(&fabric, &jobs, &opts)
                 .with_context(|| format!("simulating {policy} (seed {seed})"))?;
@@ -281,7 +288,10 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                 "local_fetch": args.local_fetch,
                 "seed": args.seed,
                 "runs": args.runs,
-                "select": SelectOptions::default(),
+                "select": SelectOptions {
+                    heaviest: args.heaviest,
+                    ..SelectOptions::default()
+                },
             },
             "results": results,
         });

@@ -9,7 +9,7 @@ use clap::Args;
 use coflowkit_flowsim::pull::{simulate_rounds, RoundsSpec};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_model::Fabric;
-use coflowkit_sched::select::{Policy, SelectOptions};
+use coflowkit_sched::select::{Heaviest, Policy, SelectOptions};
 use serde::Serialize;
 use serde_json::json;
 
@@ -46,6 +46,10 @@ pub struct UtilArgs {
     /// Runs per point for random (the paper: 100)
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub runs_random: u64,
+    /// PGSS's heaviest-loaded nodes: `count` (the paper) or `time` (count per uplink capacity;
+    /// an exploration, not in the paper)
+    #[arg(long, default_value = "count", value_name = "RULE")]
+    pub heaviest: Heaviest,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Write {"results": [{"nodes", "low_share", "policy", "mean_util_bps", ...}]}
@@ -128,7 +132,10 @@ pub fn run(args: UtilArgs) -> Result<()> {
                         rounds: args.rounds,
                         warmup: args.warmup,
                         seed: args.seed + r,
-                        select: SelectOptions::default(),
+                        select: SelectOptions {
+                            heaviest: args.heaviest,
+                            ..SelectOptions::default()
+                        },
                     })
                     .with_context(|| format!("{policy} on {n} nodes"))?;
                     sum += out.mean_util_bytes_per_s;
@@ -167,6 +174,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
             "config": {
                 "low_rate_bps": low * 8.0, "high_rate_bps": high * 8.0, "fetchers": args.fetchers,
                 "rounds": args.rounds, "warmup": args.warmup, "seed": args.seed,
+                "heaviest": args.heaviest,
             },
             "results": points,
         });

@@ -155,6 +155,7 @@ impl ClusterState {
                         dst,
                         c,
                         &self.load,
+                        self.opts.heaviest,
                         &mut self.rng,
                         &mut self.order,
                         tol,

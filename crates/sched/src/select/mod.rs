@@ -98,6 +98,29 @@ impl Source {
     }
 }
 
+/// What makes a pending node one of PGSS's "heaviest-loaded".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Heaviest {
+    /// The largest load count (Algorithm 1 as written).
+    #[default]
+    Count,
+    /// The largest load count per unit of uplink capacity: the longest predicted drain time.
+    /// Not in the paper; an exploration for heterogeneous clusters (docs/bashuffler-results.md).
+    Time,
+}
+
+impl FromStr for Heaviest {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "count" => Ok(Heaviest::Count),
+            "time" => Ok(Heaviest::Time),
+            _ => Err(format!("unknown heaviest rule `{s}` (use count or time)")),
+        }
+    }
+}
+
 /// Knobs where the paper leaves room (docs/bashuffler.md).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SelectOptions {
@@ -106,6 +129,8 @@ pub struct SelectOptions {
     pub tie_tolerance: f64,
     /// `opt` refuses a request with more multisets than this.
     pub max_combinations: u64,
+    /// PGSS's notion of heaviest.
+    pub heaviest: Heaviest,
 }
 
 impl Default for SelectOptions {
@@ -113,6 +138,7 @@ impl Default for SelectOptions {
         SelectOptions {
             tie_tolerance: 1e-9,
             max_combinations: 1_000_000,
+            heaviest: Heaviest::Count,
         }
     }
 }

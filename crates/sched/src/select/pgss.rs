@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::bandwidth::Bandwidth;
 use super::scan::first_best;
-use super::Source;
+use super::{Heaviest, Source};
 
 /// `load[n]` is node n's load count (spec A3); the caller decrements the winner's.
 #[allow(clippy::too_many_arguments)]
@@ -18,20 +18,25 @@ pub fn pick(
     dst: u32,
     candidates: &[Source],
     load: &[u64],
+    heaviest: Heaviest,
     rng: &mut ChaCha8Rng,
     order: &mut Vec<u32>,
     tolerance: f64,
 ) -> u32 {
-    let heaviest = candidates
+    let up = &bw.fabric().up_bytes_per_s;
+    let weight = |n: u32| match heaviest {
+        Heaviest::Count => load[n as usize] as f64,
+        Heaviest::Time => load[n as usize] as f64 / up[n as usize],
+    };
+    let max = candidates
         .iter()
-        .map(|s| load[s.node as usize])
-        .max()
-        .unwrap_or(0);
+        .map(|s| weight(s.node))
+        .fold(f64::NEG_INFINITY, f64::max);
     order.clear();
     order.extend(
         candidates
             .iter()
-            .filter(|s| load[s.node as usize] == heaviest)
+            .filter(|s| weight(s.node) == max)
             .map(|s| s.node),
     );
     // §3.5 "rearranging the selecting sequence": without it, first-hit favours the list front.

@@ -1,6 +1,7 @@
 //! Spec D2 (P1-P8): source selection on the worked examples of Tables 2-5.
 
 use super::*;
+use crate::select::Heaviest;
 
 const A: u32 = 0;
 const B: u32 = 1;
@@ -267,4 +268,36 @@ fn bad_requests_are_refused() {
         vec![A]
     );
     assert!(st.register_node(5, 0.0, 1.0).is_err());
+}
+
+#[test]
+fn heaviest_by_time_weighs_load_counts_by_uplink_capacity() {
+    // Load A=2 on a 6 uplink drains in 1/3, C=3 on a 12 uplink in 1/4: by count C is the
+    // heaviest, by time A is.
+    for (rule, want) in [(Heaviest::Count, C), (Heaviest::Time, A)] {
+        let fabric = Fabric {
+            up_bytes_per_s: HETERO.to_vec(),
+            down_bytes_per_s: HETERO.to_vec(),
+        };
+        let opts = SelectOptions {
+            heaviest: rule,
+            ..SelectOptions::default()
+        };
+        let mut st = ClusterState::new(fabric, 1, opts);
+        st.on_shuffle_start(&[
+            Source {
+                node: A,
+                outputs: 2,
+            },
+            Source {
+                node: C,
+                outputs: 3,
+            },
+        ])
+        .unwrap();
+        let got = st
+            .select(Policy::Pgss, B, &Source::each(&[A, C]), 1)
+            .unwrap();
+        assert_eq!(got, vec![want], "{rule:?}");
+    }
 }
