@@ -147,6 +147,47 @@ fn prescheduling_runs_every_fetch_and_asks_less_often() {
 }
 
 #[test]
+fn one_fetch_per_host_keeps_a_tasks_fetchers_on_distinct_nodes() {
+    // Node 1 (downlink 12) pulls two 6-byte outputs from node 0 and a 12-byte one from node 2
+    // (uplinks 6) with 2 fetchers. On distinct nodes everything is done at t=2; two fetchers on
+    // node 0 share its uplink and leave node 2's output for later (done at t=4).
+    let fabric = Fabric {
+        up_bytes_per_s: vec![6.0, 12.0, 6.0],
+        down_bytes_per_s: vec![6.0, 12.0, 6.0],
+    };
+    let jobs = one_reducer(1, &[(0, 6.0), (0, 6.0), (2, 12.0)]);
+    let mut collided = 0;
+    for seed in 0..20 {
+        let o = PullOptions {
+            seed,
+            ..opts(Policy::Random, 2)
+        };
+        let free = simulate_pull(&fabric, &jobs, &o).unwrap();
+        collided += usize::from(free.shuffle_time_s > 2.0 + 1e-9);
+        let hadoop = PullOptions {
+            one_fetch_per_host: true,
+            ..o
+        };
+        close(
+            simulate_pull(&fabric, &jobs, &hadoop)
+                .unwrap()
+                .shuffle_time_s,
+            2.0,
+        );
+    }
+    assert!(collided > 0, "random never put both fetchers on node 0");
+    let bad = PullOptions {
+        one_fetch_per_host: true,
+        batch: 2,
+        ..PullOptions::default()
+    };
+    assert_eq!(
+        simulate_pull(&fabric, &jobs, &bad),
+        Err(PullError::ExclusiveWithBatch)
+    );
+}
+
+#[test]
 fn trace_coflows_become_jobs_with_one_task_per_reducer() {
     let text = "4 2\n1 0 2 0 1 2 2:2.0 0:1.0\n2 1000 1 3 1 0:4.0\n";
     let trace = parse_str(text, "t.txt").unwrap();

@@ -63,6 +63,10 @@ pub struct FetchSimArgs {
     /// Sources pre-scheduled per request by the reducer's cache (1 = no pre-scheduling)
     #[arg(long, default_value_t = 1, value_name = "B")]
     pub batch: usize,
+    /// Hadoop's rule: a node one fetcher of a task is pulling from is not offered to the task's
+    /// other fetchers (default: the paper's model, which allows it)
+    #[arg(long)]
+    pub one_fetch_per_host: bool,
     /// A fetch from the reducer's own node: skip (local disk, no network) or network
     #[arg(long, default_value = "skip", value_name = "MODE")]
     pub local_fetch: LocalFetch,
@@ -181,6 +185,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                 fetchers: args.fetchers,
                 batch: args.batch,
                 seed,
+                one_fetch_per_host: args.one_fetch_per_host,
                 select: SelectOptions {
                     heaviest: args.heaviest,
                     ..SelectOptions::default()
@@ -285,6 +290,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                 "partition_mb": args.partition_mb,
                 "size_spread": args.size_spread,
                 "batch": args.batch,
+                "one_fetch_per_host": args.one_fetch_per_host,
                 "local_fetch": args.local_fetch,
                 "seed": args.seed,
                 "runs": args.runs,

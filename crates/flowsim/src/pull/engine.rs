@@ -33,6 +33,9 @@ pub struct PullOptions {
     pub batch: usize,
     /// Seeds the policy's RNG (random picks, tie-breaks).
     pub seed: u64,
+    /// Hadoop's rule: a node being fetched from by one of a task's fetchers is not offered to
+    /// its other fetchers. Off by default (the paper's model allows it); needs `batch` 1.
+    pub one_fetch_per_host: bool,
     pub select: SelectOptions,
 }
 
@@ -43,6 +46,7 @@ impl Default for PullOptions {
             fetchers: 5,
             batch: 1,
             seed: 1,
+            one_fetch_per_host: false,
             select: SelectOptions::default(),
         }
     }
@@ -60,6 +64,10 @@ pub enum PullError {
     BadArrival { job: u64, arrival_s: f64 },
     #[error("every reduce task needs at least one fetcher")]
     NoFetchers,
+    #[error(
+        "one fetch per host needs a pre-scheduling batch of 1 (cached sources bypass the check)"
+    )]
+    ExclusiveWithBatch,
     #[error("node {node}: capacity {bytes_per_s} bytes/s must be positive and finite")]
     BadCapacity { node: usize, bytes_per_s: f64 },
     #[error("source selection: {0}")]
@@ -79,6 +87,8 @@ struct Task {
     sizes: Vec<(u32, Vec<f64>)>,
     cache: FetchCache,
     running: usize,
+    /// Source of each running fetch (for the one-fetch-per-host rule).
+    busy: Vec<u32>,
     left: usize,
     bytes: f64,
     finish_s: f64,
@@ -157,6 +167,7 @@ pub fn simulate_pull(
                     sizes,
                     cache: FetchCache::new(opts.batch),
                     running: 0,
+                    busy: Vec::new(),
                     left: r.fetches.len(),
                     bytes,
                     finish_s: jobs[j].arrival_s,
@@ -174,15 +185,39 @@ pub fn simulate_pull(
             }
             let t0 = Instant::now();
             let before = task.cache.requests();
-            let picks =
+            let picks = if opts.one_fetch_per_host {
+                // Offer each idle host once; reserve what was picked in the real list.
+                let mut idle: Vec<Source> = task
+                    .pending
+                    .iter()
+                    .filter(|s| !task.busy.contains(&s.node))
+                    .map(|s| Source {
+                        node: s.node,
+                        outputs: 1,
+                    })
+                    .collect();
+                let picks = task
+                    .cache
+                    .take(&mut state, opts.policy, task.node, &mut idle, free)?;
+                for &src in &picks {
+                    let i = task.pending.iter().position(|s| s.node == src).unwrap();
+                    task.pending[i].outputs -= 1;
+                    if task.pending[i].outputs == 0 {
+                        task.pending.remove(i);
+                    }
+                }
+                picks
+            } else {
                 task.cache
-                    .take(&mut state, opts.policy, task.node, &mut task.pending, free)?;
+                    .take(&mut state, opts.policy, task.node, &mut task.pending, free)?
+            };
             select_s += t0.elapsed().as_secs_f64();
             decisions += task.cache.requests() - before;
             for src in picks {
                 let list = &mut task.sizes.iter_mut().find(|(n, _)| *n == src).unwrap().1;
                 let bytes = list.pop().expect("a selected source holds an output");
                 task.running += 1;
+                task.busy.push(src);
                 active.push(Active {
                     task: id,
                     src,
@@ -249,6 +284,8 @@ pub fn simulate_pull(
             let task = &mut tasks[a.task];
             state.release(a.src, task.node)?;
             task.running -= 1;
+            let b = task.busy.iter().position(|&n| n == a.src).unwrap();
+            task.busy.swap_remove(b);
             task.left -= 1;
             if task.left == 0 {
                 task.finish_s = t;
@@ -324,6 +361,9 @@ pub fn simulate_pull(
 fn validate(fabric: &Fabric, jobs: &[Job], opts: &PullOptions) -> Result<(), PullError> {
     if opts.fetchers == 0 {
         return Err(PullError::NoFetchers);
+    }
+    if opts.one_fetch_per_host && opts.batch > 1 {
+        return Err(PullError::ExclusiveWithBatch);
     }
     for (node, &c) in fabric
         .up_bytes_per_s
