@@ -292,3 +292,25 @@ proptest! {
         prop_assert_eq!(again.shuffle_time_s, out.shuffle_time_s);
     }
 }
+
+#[test]
+fn rounds_model_on_two_nodes_fills_both_directions() {
+    // Each node's only source is the other: 5 flows each way share full links, whatever the
+    // policy, so the utilization is exactly the capacity from the first sample on.
+    for policy in [Policy::Random, Policy::Gss, Policy::Pgss, Policy::Opt] {
+        let out = simulate_rounds(&RoundsSpec {
+            fabric: caps(&[3.0, 5.0]),
+            policy,
+            fetchers: 5,
+            rounds: 6,
+            warmup: 1,
+            seed: 9,
+            select: SelectOptions::default(),
+        })
+        .unwrap();
+        // Up(0) = 3 feeds down(1) = 5 and up(1) = 5 feeds down(0) = 3: 3 each way.
+        close(out.mean_util_bytes_per_s, 6.0);
+        close(out.capacity_bytes_per_s, 8.0);
+        assert_eq!(out.samples, 2 * 5);
+    }
+}

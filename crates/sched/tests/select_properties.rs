@@ -1,6 +1,7 @@
-//! Spec D1's property tests for BASHuffler's bandwidth estimate (the shared water-filling with
-//! unit weights): feasible, every flow has a bottleneck, and the flow order does not matter.
-//! Together the first two characterize the unique max-min fair allocation.
+//! BASHuffler properties. Spec D1 for the bandwidth estimate (the shared water-filling with unit
+//! weights): feasible, every flow has a bottleneck, and the flow order does not matter; the
+//! first two together characterize the unique max-min fair allocation. Then the bookkeeping of
+//! every selection policy.
 
 use coflowkit_model::Fabric;
 use coflowkit_sched::select::Bandwidth;
@@ -60,6 +61,52 @@ proptest! {
         let again = bw.rates(&shuffled, &[]).to_vec();
         for (k, &i) in perm.iter().enumerate() {
             prop_assert!((again[k] - rates[i]).abs() < TOL);
+        }
+    }
+}
+
+mod selection {
+    use coflowkit_model::Fabric;
+    use coflowkit_sched::select::{ClusterState, Policy, SelectOptions, Source};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the policy: picks come from the pending nodes, no node more often than it
+        /// holds outputs, each pick enters the pattern and lowers its node's load count by one,
+        /// and the same seed gives the same picks.
+        #[test]
+        fn picks_respect_pending_outputs_and_bookkeeping(
+            caps in prop::collection::vec(prop::sample::select(vec![1.0, 2.0, 6.0, 12.0]), 3..7),
+            outputs in prop::collection::vec(0u32..3, 6),
+            k in 1usize..4,
+            seed in any::<u64>(),
+            policy in prop::sample::select(Policy::ALL.to_vec()),
+        ) {
+            let n = caps.len() as u32;
+            let dst = 0;
+            let pending: Vec<Source> = (1..n)
+                .zip(&outputs)
+                .filter(|&(_, &o)| o > 0)
+                .map(|(node, &outputs)| Source { node, outputs })
+                .collect();
+            let fabric = Fabric { up_bytes_per_s: caps.clone(), down_bytes_per_s: caps };
+            let run = || {
+                let mut st = ClusterState::new(fabric.clone(), seed, SelectOptions::default());
+                st.on_shuffle_start(&pending).unwrap();
+                let picks = st.select(policy, dst, &pending, k).unwrap();
+                (st, picks)
+            };
+            let (st, picks) = run();
+            let available: u32 = pending.iter().map(|s| s.outputs).sum();
+            prop_assert_eq!(picks.len(), k.min(available as usize));
+            prop_assert_eq!(st.pattern().len(), picks.len());
+            for s in &pending {
+                let times = picks.iter().filter(|&&p| p == s.node).count() as u32;
+                prop_assert!(times <= s.outputs);
+                prop_assert_eq!(st.load(s.node), u64::from(s.outputs - times));
+            }
+            prop_assert!(picks.iter().all(|p| pending.iter().any(|s| s.node == *p)));
+            prop_assert_eq!(run().1, picks);
         }
     }
 }
