@@ -1,6 +1,7 @@
 //! `coflowkit fetch sim`: pull-based shuffles under each source-selection policy, compared
 //! with Hadoop's random choice on the same jobs.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -175,6 +176,8 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
         }
     };
 
+    // Long runs (traces, GSS on big clusters) report progress on a terminal, quiet when piped.
+    let progress = std::io::stderr().is_terminal();
     let mut outs: Vec<Vec<PullOutput>> = vec![Vec::new(); policies.len()];
     for r in 0..args.runs {
         let seed = args.seed + r;
@@ -193,6 +196,9 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
             };
             let out = simulate_pull(&fabric, &jobs, &opts)
                 .with_context(|| format!("simulating {policy} (seed {seed})"))?;
+            if progress {
+                eprintln!("  {policy} (seed {seed}) done in {:.1} s", out.wall_s);
+            }
             outs[i].push(out);
         }
     }

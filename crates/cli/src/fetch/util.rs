@@ -2,6 +2,7 @@
 //! policy's decisions reach, against Hadoop's random choice, over node counts and mixes of slow
 //! and fast nodes.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -140,6 +141,9 @@ pub fn run(args: UtilArgs) -> Result<()> {
                     .with_context(|| format!("{policy} on {n} nodes"))?;
                     sum += out.mean_util_bytes_per_s;
                     cap = out.capacity_bytes_per_s;
+                }
+                if std::io::stderr().is_terminal() {
+                    eprintln!("  {policy} on {n} nodes ({share} slow) done");
                 }
                 let util = sum / runs as f64;
                 if policy == Policy::Random {
