@@ -258,8 +258,9 @@ pub fn simulate_pull(
                 dt = 0.0;
             }
         }
-        if let Some(&j) = order.get(next_job) {
-            dt = dt.min((jobs[j].arrival_s - t).max(0.0));
+        let next_arrival = order.get(next_job).map(|&j| jobs[j].arrival_s);
+        if let Some(at) = next_arrival {
+            dt = dt.min((at - t).max(0.0));
         }
         if !dt.is_finite() {
             return Err(PullError::Stalled {
@@ -270,6 +271,12 @@ pub fn simulate_pull(
         // Everything due within a hair of `dt` finishes now (equal rates, equal sizes).
         let horizon = dt * (1.0 + SAME);
         t += dt;
+        // Land exactly on an arrival that `t + dt` misses by rounding (else it never comes).
+        if let Some(at) = next_arrival {
+            if at - t <= SAME * t.abs().max(1.0) {
+                t = t.max(at);
+            }
+        }
         busy_integral += dt * rates.iter().sum::<f64>();
         done.clear();
         for (a, &r) in active.iter_mut().zip(&rates) {
