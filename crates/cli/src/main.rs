@@ -3,6 +3,7 @@
 mod bench;
 mod engine_args;
 mod fabric_args;
+mod fetch;
 mod plot;
 mod report;
 mod sched_args;
@@ -32,6 +33,9 @@ enum Command {
     Trace(trace_cmd::TraceCmd),
     /// Measure simulator speed: the FB trace (and an upscaled copy) under each scheduler.
     Bench(bench::BenchArgs),
+    /// BASHuffler fetch-source selection: pull-based shuffle simulation, max-min rates.
+    #[command(subcommand)]
+    Fetch(fetch::FetchCmd),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Trace(c) => trace_cmd::run(c),
         Command::Bench(a) => bench::run(a),
+        Command::Fetch(c) => fetch::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@
 
 pub mod engine;
 pub mod outcome;
+pub mod pull;
 pub mod summary;
 mod world;
 

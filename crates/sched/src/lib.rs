@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod policy;
 pub mod registry;
+pub mod select;
 pub mod state;
 
 use alloc::Freed;

@@ -1,0 +1,118 @@
+//! Charts for the `fetch` commands: cumulative completion ratio over time (the paper's Fig. 5
+//! and 9) and the utilization gain over random (Fig. 13 and 14).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context, Result};
+use plotters::prelude::*;
+
+use super::util::UtilPoint;
+
+type Series = Vec<(String, Vec<(f64, f64)>)>;
+
+fn lines(file: &Path, title: &str, x_desc: &str, y_desc: &str, series: &Series) -> Result<()> {
+    let pts = series.iter().flat_map(|(_, v)| v.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        return Err(anyhow!("nothing to plot"));
+    }
+    let pad = |a: f64, b: f64| if b > a { (b - a) * 0.05 } else { 1.0 };
+    let (px, py) = (pad(x0, x1), pad(y0, y1));
+    let draw = || -> Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::new(file, (900, 600)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0 - px..x1 + px, y0 - py..y1 + py)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()?;
+        for (i, (name, v)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(v.iter().copied(), color))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    };
+    draw().map_err(|e| anyhow!("drawing {}: {e}", file.display()))
+}
+
+/// `fetch_completion_ratio.svg`: fraction of shuffle bytes fetched over time, per policy.
+pub fn completion_ratio(dir: &Path, curves: &[(&str, &[(f64, f64)])]) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = dir.join("fetch_completion_ratio.svg");
+    let series: Series = curves
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_vec()))
+        .collect();
+    lines(
+        &file,
+        "Cumulative completion ratio of the shuffle",
+        "time (s)",
+        "fraction of bytes fetched",
+        &series,
+    )?;
+    Ok(file)
+}
+
+/// `fetch_util_gain.svg`: gain of each policy over random, against node count (`by_nodes`) or
+/// against the share of slow nodes.
+pub fn gain(dir: &Path, points: &[UtilPoint], by_nodes: bool) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = dir.join("fetch_util_gain.svg");
+    let mut series: Series = Vec::new();
+    for p in points.iter().filter(|p| p.policy != "random") {
+        let name = if by_nodes {
+            format!("{} (low share {})", p.policy, p.low_share)
+        } else {
+            format!("{} ({} nodes)", p.policy, p.nodes)
+        };
+        let x = if by_nodes {
+            p.nodes as f64
+        } else {
+            p.low_share
+        };
+        match series.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push((x, p.gain_pct)),
+            None => series.push((name, vec![(x, p.gain_pct)])),
+        }
+    }
+    let x_desc = if by_nodes {
+        "nodes"
+    } else {
+        "share of slow nodes"
+    };
+    lines(
+        &file,
+        "Mean max-min utilization: gain over random",
+        x_desc,
+        "gain over random (%)",
+        &series,
+    )?;
+    Ok(file)
+}
