@@ -40,8 +40,8 @@ impl Freed {
 /// The flows of the last decision indexed by port, in priority order.
 #[derive(Debug, Default, Clone)]
 pub struct TopUp {
-    /// `lists[0]` by uplink, `lists[1]` by downlink.
-    lists: [Vec<Vec<(u32, u32)>>; 2],
+    /// `lists[0]` by uplink, `lists[1]` by downlink: (coflow, flow, port at the other end).
+    lists: [Vec<Vec<(u32, u32, u32)>>; 2],
     /// Entries before these positions are finished flows, skipped for good.
     heads: [Vec<usize>; 2],
     /// Flows with a rate, per port, by priority key (rank, flow, coflow).
@@ -49,6 +49,10 @@ pub struct TopUp {
     /// Priority rank of each coflow of the snapshot (`u32::MAX`: not ranked).
     rank: Vec<u32>,
     work: Vec<(u32, usize, bool)>,
+    /// `seen[q] == stamp`: the current scan already offered bandwidth to the best flow
+    /// towards `q`, so later flows towards `q` cannot get any.
+    seen: Vec<u32>,
+    stamp: u32,
 }
 
 const UP: usize = 0;
@@ -91,12 +95,14 @@ impl TopUp {
         }
         self.rank.clear();
         self.rank.resize(coflows.len(), u32::MAX);
+        self.seen.clear();
+        self.seen.resize(ports, 0);
+        self.stamp = 0;
         for (r, ci) in order.into_iter().enumerate() {
             self.rank[ci] = r as u32;
             for (fi, f) in coflows[ci].flows.iter().enumerate() {
-                let key = (ci as u32, fi as u32);
-                self.lists[UP][f.src as usize].push(key);
-                self.lists[DOWN][f.dst as usize].push(key);
+                self.lists[UP][f.src as usize].push((ci as u32, fi as u32, f.dst));
+                self.lists[DOWN][f.dst as usize].push((ci as u32, fi as u32, f.src));
                 if rates.per_coflow[ci][fi] > 0.0 {
                     let h = (r as u32, fi as u32, ci as u32);
                     self.holders[UP][f.src as usize].insert(h);
@@ -123,23 +129,37 @@ impl TopUp {
             let p = p as usize;
             let other = 1 - side;
             let mut skipping = true;
+            let mut dead = 0;
             let mut k = self.heads[side].get(p).copied().unwrap_or(usize::MAX);
-            while k < self.lists[side][p].len() {
+            self.stamp = self.stamp.wrapping_add(1);
+            if self.stamp == 0 {
+                self.seen.fill(0);
+                self.stamp = 1;
+            }
+            let mut offered = 0;
+            while k < self.lists[side][p].len() && offered < self.seen.len() {
                 let here = spare_of(spare, side)[p];
                 if here <= floor {
                     break;
                 }
-                let (ci, fi) = self.lists[side][p][k];
+                let (ci, fi, q) = self.lists[side][p][k];
                 k += 1;
+                if self.seen[q as usize] == self.stamp {
+                    continue;
+                }
                 let f = &coflows[ci as usize].flows[fi as usize];
                 if f.remaining_bytes <= 0.0 {
                     if skipping {
                         self.heads[side][p] = k;
+                    } else {
+                        dead += 1;
                     }
                     continue;
                 }
                 skipping = false;
-                let q = port(f, other);
+                self.seen[q as usize] = self.stamp;
+                offered += 1;
+                let q = q as usize;
                 let key = (self.rank[ci as usize], fi, ci);
                 // Lower-priority flows at the other end yield, the lowest first. The ports
                 // they free are topped up in turn, without yielding again (bounded work).
@@ -181,6 +201,17 @@ impl TopUp {
                     spare.take(f.src, f.dst, add);
                     changed.push((ci, fi, add));
                 }
+            }
+            // Finished flows amid the list cost every later scan: drop them once they are
+            // a good share of it (amortized O(1) per finished flow).
+            let list = &mut self.lists[side][p];
+            if dead > 8 && dead * 8 > list.len() {
+                let head = &mut self.heads[side][p];
+                list.drain(..*head);
+                *head = 0;
+                list.retain(|&(ci, fi, _)| {
+                    coflows[ci as usize].flows[fi as usize].remaining_bytes > 0.0
+                });
             }
         }
         self.work = work;
