@@ -125,6 +125,9 @@ impl TopUp {
         work.clear();
         work.extend(down.iter().map(|&p| (p, DOWN, true)));
         work.extend(up.iter().map(|&p| (p, UP, true)));
+        // A coflow's flows often end together: scan each freed port once.
+        work.sort_unstable_by_key(|&(p, side, _)| (side, p));
+        work.dedup();
         while let Some((p, side, preempt)) = work.pop() {
             let p = p as usize;
             let other = 1 - side;
