@@ -11,6 +11,29 @@ fn coflowkit(args: &[&str]) -> Output {
         .expect("run coflowkit")
 }
 
+/// A small heterogeneous `fetch sim`, up to `--json` (the path follows).
+const SMALL_SIM: [&str; 19] = [
+    "fetch",
+    "sim",
+    "--nodes",
+    "6",
+    "--rates",
+    "160mbit:3,320mbit:3",
+    "--maps-per-node",
+    "2",
+    "--reducers",
+    "6",
+    "--fetchers",
+    "3",
+    "--policy",
+    "gss,pgss",
+    "--partition-mb",
+    "1",
+    "--seed",
+    "3",
+    "--json",
+];
+
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -82,30 +105,8 @@ fn bw_refuses_bad_rates_and_flows() {
 fn sim_writes_the_results_contract_with_random_as_baseline() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("out.json");
-    let out = coflowkit(&[
-        "fetch",
-        "sim",
-        "--nodes",
-        "6",
-        "--rates",
-        "160mbit:3,320mbit:3",
-        "--maps-per-node",
-        "2",
-        "--reducers",
-        "6",
-        "--fetchers",
-        "3",
-        "--policy",
-        "gss,pgss",
-        "--partition-mb",
-        "1",
-        "--seed",
-        "3",
-        "--json",
-        p.to_str().unwrap(),
-        "--plot",
-        dir.path().to_str().unwrap(),
-    ]);
+    let plot = ["--plot", dir.path().to_str().unwrap()];
+    let out = coflowkit(&[&SMALL_SIM[..], &[p.to_str().unwrap()], &plot].concat());
     ok(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("vs random"), "{stdout}");
@@ -127,28 +128,7 @@ fn sim_writes_the_results_contract_with_random_as_baseline() {
     assert!(dir.path().join("fetch_completion_ratio.svg").exists());
     // Same seed, same numbers.
     let p2 = dir.path().join("again.json");
-    let again = coflowkit(&[
-        "fetch",
-        "sim",
-        "--nodes",
-        "6",
-        "--rates",
-        "160mbit:3,320mbit:3",
-        "--maps-per-node",
-        "2",
-        "--reducers",
-        "6",
-        "--fetchers",
-        "3",
-        "--policy",
-        "gss,pgss",
-        "--partition-mb",
-        "1",
-        "--seed",
-        "3",
-        "--json",
-        p2.to_str().unwrap(),
-    ]);
+    let again = coflowkit(&[&SMALL_SIM[..], &[p2.to_str().unwrap()]].concat());
     ok(&again);
     for (a, b) in json(&p2)["results"].as_array().unwrap().iter().zip(results) {
         for key in [
