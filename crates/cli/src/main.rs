@@ -5,6 +5,7 @@ mod fabric_args;
 mod plot;
 mod report;
 mod sched_args;
+mod shuffle;
 mod sim;
 mod trace_cmd;
 
@@ -31,6 +32,9 @@ enum Command {
     Trace(trace_cmd::TraceCmd),
     /// Measure simulator speed: the FB trace (and an upscaled copy) under each scheduler.
     Bench(bench::BenchArgs),
+    /// Flash-burst shuffles: generate shuffle matrices, simulate protocols packet by packet.
+    #[command(subcommand)]
+    Shuffle(shuffle::ShuffleCmd),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Trace(c) => trace_cmd::run(c),
         Command::Bench(a) => bench::run(a),
+        Command::Shuffle(c) => shuffle::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

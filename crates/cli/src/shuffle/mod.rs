@@ -1,0 +1,29 @@
+//! `coflowkit shuffle ...`: shuffle matrices and the packet-level simulator.
+
+mod gen;
+mod sim;
+mod stats;
+mod sweep;
+
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum ShuffleCmd {
+    /// Generate a seeded shuffle matrix in whole packets.
+    Gen(gen::GenArgs),
+    /// Nodes, bytes, skewness and bound of a shuffle matrix.
+    Stats(stats::StatsArgs),
+    /// Simulate one shuffle packet by packet under one protocol.
+    Sim(sim::SimArgs),
+    /// Many seeded runs over a range of skewness, in parallel; CSV and charts.
+    Sweep(sweep::SweepArgs),
+}
+
+pub fn run(cmd: ShuffleCmd) -> anyhow::Result<()> {
+    match cmd {
+        ShuffleCmd::Gen(a) => gen::run(a),
+        ShuffleCmd::Stats(a) => stats::run(a),
+        ShuffleCmd::Sim(a) => sim::run(a),
+        ShuffleCmd::Sweep(a) => sweep::run(a),
+    }
+}
