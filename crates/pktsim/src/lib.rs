@@ -26,6 +26,16 @@ pub struct SimReport {
     pub bound_gbps: f64,
     pub optimality: f64,
     pub peak_buffer_bytes: u64,
+    /// Aggregate uplink and downlink utilization over time, for the utilization chart.
+    pub utilization: Vec<UtilSample>,
+}
+
+/// Fraction of host uplinks and downlinks carrying data at `time_s` (each in [0, 1]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct UtilSample {
+    pub time_s: f64,
+    pub up: f64,
+    pub down: f64,
 }
 
 /// Simulates `matrix` under `cfg`.

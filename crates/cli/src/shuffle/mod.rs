@@ -2,6 +2,7 @@
 
 mod gen;
 mod sim;
+mod sim_opts;
 mod stats;
 mod sweep;
 
