@@ -1,6 +1,7 @@
 //! `coflowkit shuffle ...`: shuffle matrices and the packet-level simulator.
 
 mod gen;
+mod matrix_args;
 mod sim;
 mod sim_opts;
 mod stats;

@@ -6,9 +6,9 @@
 //! Key distribution (the thesis gives none, spec §7.1): a mixture, each key independently the
 //! one hot key (the smallest) with probability d, else uniform over the rest of the u32 range.
 //! The hot keys of node i are then one run of about dM ranks (one or two receivers), and the
-//! uniform keys spread evenly over the other receivers, so the expected skewness is
-//! sqrt(d (dN - 1) / (N - 1)), which `hot_fraction_for` inverts: d = 1/N gives about 0, d = 1
-//! gives exactly 1 (everything stays local before the shuffle of rows and columns).
+//! uniform keys spread evenly over the other receivers; `expected_skewness` computes the
+//! skewness this gives and `hot_fraction_for` inverts it: d = 0 gives about 0 (only counting
+//! noise), d = 1 exactly 1 (everything stays local before the shuffle of rows and columns).
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -36,14 +36,53 @@ impl Default for SortOptions {
     }
 }
 
-/// The hot-key probability whose expected skewness is `target` for `n` nodes.
-pub fn hot_fraction_for(n: usize, target: f64) -> f64 {
+/// Expected skewness of the sort generator for `n` nodes, hot fraction `d` and `m` keys per
+/// node. Node i's hot keys are the run [i dN, (i+1) dN) in normalized units (receiver intervals
+/// of length N), cut at interval boundaries; its uniform keys spread at density 1/N over the
+/// rest; counting noise (Poisson, about 1/sqrt(keys) per cell) adds (1 - d) N^3 / m to the sum
+/// of squares.
+pub fn expected_skewness(n: usize, d: f64, m: usize) -> f64 {
     if n <= 1 {
-        return 1.0;
+        return 0.0;
     }
     let nf = n as f64;
-    let d = (1.0 + (1.0 + 4.0 * nf * (nf - 1.0) * target * target).sqrt()) / (2.0 * nf);
-    d.clamp(0.0, 1.0)
+    let b = d * nf;
+    let mut sum_sq = 0.0;
+    for i in 0..n {
+        let (start, end) = (i as f64 * b, (i + 1) as f64 * b);
+        let mut x = start;
+        while x < end {
+            let boundary = ((x / nf).floor() + 1.0) * nf;
+            let piece = end.min(boundary) - x;
+            sum_sq += piece * piece;
+            x = end.min(boundary);
+        }
+    }
+    let hot_total = nf * b;
+    for k in 0..n {
+        let (lo, hi) = (k as f64 * nf, (k + 1) as f64 * nf);
+        let overlap = (hi - lo.max(hot_total)).max(0.0);
+        let c = overlap / nf;
+        sum_sq += nf * c * c;
+    }
+    sum_sq += (1.0 - d) * nf.powi(3) / m.max(1) as f64;
+    let var = (sum_sq / (nf * nf) - 1.0).max(0.0);
+    (var / (nf - 1.0)).sqrt()
+}
+
+/// The hot-key probability whose expected skewness is `target` (bisection over d in [0, 1] on
+/// `expected_skewness`).
+pub fn hot_fraction_for(n: usize, target: f64, m: usize) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if expected_skewness(n, mid, m) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// The sort-based generator's normalized n x n matrix.
@@ -59,16 +98,16 @@ pub fn sort_based(
             "must be at least 1",
         ));
     }
+    let m = opts.keys_factor * n;
     let d = opts
         .hot_fraction
-        .unwrap_or_else(|| hot_fraction_for(n, target));
+        .unwrap_or_else(|| hot_fraction_for(n, target, m));
     if !(0.0..=1.0).contains(&d) {
         return Err(MatrixError::spec(
             "hot fraction",
             &format!("{d} is outside [0, 1]"),
         ));
     }
-    let m = opts.keys_factor * n;
     // (key << 32 | node): one u64 sort orders by key, then node (the thesis' tie-break).
     let mut keys: Vec<u64> = Vec::with_capacity(n * m);
     for node in 0..n as u64 {
@@ -109,9 +148,12 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     #[test]
-    fn hot_fraction_ends() {
-        assert!((hot_fraction_for(10, 0.0) - 0.1).abs() < 1e-12);
-        assert!((hot_fraction_for(10, 1.0) - 1.0).abs() < 1e-12);
+    fn expected_skewness_ends() {
+        // d = 1: every node keeps everything, a scaled identity.
+        assert!((expected_skewness(10, 1.0, 1000) - 1.0).abs() < 1e-12);
+        // d = 0 and no counting noise: exactly uniform.
+        assert!(expected_skewness(10, 0.0, usize::MAX) < 1e-9);
+        assert!((hot_fraction_for(10, 1.0, 1000) - 1.0).abs() < 1e-9);
     }
 
     #[test]
