@@ -1,9 +1,11 @@
 //! MADD (Varys) pacing as a sender: every message goes at `size / Gamma`, where Gamma (the
 //! minimum completion time over all links, in timesteps) is computed centrally and handed in.
 //! The fractional credit counter of the thesis is kept as each packet's release time,
-//! `ceil(k * Gamma / size)`; among released packets the earliest release goes first.
+//! `ceil(k * Gamma / size)`; among released packets the earliest release goes first, and ties
+//! go to receiver `(id + j) mod n` in increasing order: across senders that is a Latin square,
+//! so senders whose messages are released together do not all pick the same receiver.
 
-use super::heap::{key, IndexedHeap};
+use super::heap::IndexedHeap;
 use super::packet::{Kind, Packet};
 
 #[derive(Debug, Clone)]
@@ -50,7 +52,12 @@ impl MaddSender {
             return;
         }
         let at = self.release(j, self.sent[j]);
-        self.ready.set(j, key((u64::MAX - at) as u128, j));
+        let n = self.total.len();
+        let tie = (self.id + j) % n;
+        self.ready.set(
+            j,
+            ((u64::MAX - at) as u128) << 32 | (u32::MAX - tie as u32) as u128,
+        );
     }
 
     pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
@@ -85,6 +92,7 @@ mod tests {
     fn paces_each_message_at_size_over_gamma() {
         // Gamma = 8 timesteps: a 4-packet message goes every 2 steps, a 2-packet one every 4.
         let mut s = MaddSender::new(0, &[0, 4, 2], 8, 1);
+        assert_eq!(s.release(1, 3), 6);
         let sent: Vec<Option<u32>> = (0..8).map(|t| s.poll_send(t).map(|p| p.dst)).collect();
         assert_eq!(
             sent,

@@ -177,6 +177,13 @@ impl Node {
         }
     }
 
+    /// The driver's barrier after lockstep step `step` has completed.
+    pub fn on_barrier(&mut self, step: usize) {
+        if let Sender::Lockstep(s) = &mut self.sender {
+            s.on_barrier(step);
+        }
+    }
+
     /// The earliest time the node wants to be polled without a packet arriving. Nothing in the
     /// ideal network needs one (no losses, so no RESEND timer yet).
     pub fn next_timer(&self) -> Option<u64> {
