@@ -31,7 +31,7 @@ pub enum RowFillArg {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum PlacementArg {
+pub enum WalkOrderArg {
     Greedy,
     Random,
 }
@@ -45,40 +45,40 @@ pub enum CdfArg {
 #[derive(Args, Debug, Clone)]
 pub struct MatrixArgs {
     /// Which generator builds the matrix.
-    #[arg(long, value_enum, default_value = "general")]
+    #[arg(long, value_enum, default_value = "general", help_heading = "Matrix")]
     pub generator: GeneratorArg,
     /// Average message size in full packets.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, help_heading = "Matrix")]
     pub avg_packets: u64,
     /// General generator: how the target skewness is reached.
-    #[arg(long, value_enum, default_value = "bisect")]
+    #[arg(long, value_enum, default_value = "bisect", help_heading = "Matrix")]
     pub skew_method: SkewMethodArg,
     /// General generator: stop the search within this absolute skewness error.
-    #[arg(long, default_value_t = 0.002)]
+    #[arg(long, default_value_t = 0.002, help_heading = "Matrix")]
     pub skew_tolerance: f64,
     /// General generator: re-aims on the final skewness (bisect) or CDFs to try (sample).
-    #[arg(long)]
+    #[arg(long, help_heading = "Matrix")]
     pub skew_tries: Option<usize>,
     /// General generator: how a row reaches N.
-    #[arg(long, value_enum, default_value = "truncate")]
+    #[arg(long, value_enum, default_value = "truncate", help_heading = "Matrix")]
     pub row_fill: RowFillArg,
-    /// General generator: message order before the interval walk.
-    #[arg(long, value_enum, default_value = "greedy")]
-    pub placement: PlacementArg,
+    /// General generator: message order before the interval walk (greedy = Figure 5.5).
+    #[arg(long, value_enum, default_value = "greedy", help_heading = "Matrix")]
+    pub walk_order: WalkOrderArg,
     /// General generator: how the random CDF joins its points.
-    #[arg(long, value_enum, default_value = "step")]
+    #[arg(long, value_enum, default_value = "step", help_heading = "Matrix")]
     pub cdf: CdfArg,
     /// General generator: fewest and most random CDF points, as MIN:MAX.
-    #[arg(long, default_value = "1:10")]
+    #[arg(long, default_value = "1:10", help_heading = "Matrix")]
     pub cdf_points: String,
     /// Sort generator: keys per node = this x nodes.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, help_heading = "Matrix")]
     pub keys_factor: usize,
     /// Sort generator: probability of the hot key (default: derived from --skew).
-    #[arg(long)]
+    #[arg(long, help_heading = "Matrix")]
     pub hot_fraction: Option<f64>,
     /// Sort generator: keep rows and columns in sort order (data mostly local).
-    #[arg(long)]
+    #[arg(long, help_heading = "Matrix")]
     pub no_shuffle: bool,
 }
 
@@ -101,7 +101,7 @@ impl MatrixArgs {
                 self.cdf_points
             );
         };
-        if !(self.skew_tolerance >= 0.0) {
+        if self.skew_tolerance.is_nan() || self.skew_tolerance < 0.0 {
             bail!(
                 "--skew-tolerance {}: must be 0 or more",
                 self.skew_tolerance
@@ -122,9 +122,9 @@ impl MatrixArgs {
                     RowFillArg::Truncate => RowFill::Truncate,
                     RowFillArg::Scale => RowFill::Scale,
                 },
-                placement: match self.placement {
-                    PlacementArg::Greedy => Placement::Greedy,
-                    PlacementArg::Random => Placement::Random,
+                placement: match self.walk_order {
+                    WalkOrderArg::Greedy => Placement::Greedy,
+                    WalkOrderArg::Random => Placement::Random,
                 },
                 interp: match self.cdf {
                     CdfArg::Step => CdfInterp::Step,
@@ -147,8 +147,8 @@ impl MatrixArgs {
     pub fn describe(&self) -> String {
         match self.generator {
             GeneratorArg::General => format!(
-                "generator=general skew-method={:?} row-fill={:?} placement={:?} cdf={:?} cdf-points={}",
-                self.skew_method, self.row_fill, self.placement, self.cdf, self.cdf_points
+                "generator=general skew-method={:?} row-fill={:?} walk-order={:?} cdf={:?} cdf-points={}",
+                self.skew_method, self.row_fill, self.walk_order, self.cdf, self.cdf_points
             )
             .to_lowercase(),
             GeneratorArg::Sort => format!(

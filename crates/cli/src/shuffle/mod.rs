@@ -6,6 +6,8 @@ mod sim;
 mod sim_opts;
 mod stats;
 mod sweep;
+mod sweep_plot;
+mod sweep_rows;
 
 use clap::Subcommand;
 

@@ -19,7 +19,7 @@ pub struct StatsArgs {
 }
 
 pub fn run(a: StatsArgs) -> Result<()> {
-    if !(a.rate_gbps > 0.0) {
+    if a.rate_gbps.is_nan() || a.rate_gbps <= 0.0 {
         anyhow::bail!("--rate-gbps {}: must be positive", a.rate_gbps);
     }
     let f = read_matrix_file(&a.file)?;
