@@ -4,6 +4,8 @@
 //!
 //! Hitting a target skewness is our addition (spec §13 item 16): see `SkewMethod`.
 
+use std::collections::BTreeSet;
+
 use rand::seq::SliceRandom;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -294,30 +296,29 @@ fn greedy_order(
     msgs.shuffle(rng);
     msgs.sort_by(|a, b| b.1.total_cmp(&a.1));
     // Step 2.1: each message into its own row, in the free cell whose column has the most
-    // free space left (ties random, by reservoir sampling).
+    // free space left. Columns sit in an ordered set keyed by (free space, random tag): the
+    // largest key not yet used by the row wins, and a fresh tag on every update breaks ties
+    // uniformly at random. O(log n) per message plus the row's used columns skipped.
     let mut cell = vec![0.0f64; n * n];
     let mut used = vec![false; n * n];
     let mut free = vec![nf; n];
+    let mut tag: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+    let mut by_free: BTreeSet<(u64, u64, usize)> =
+        (0..n).map(|j| (ord_key(free[j]), tag[j], j)).collect();
     for &(i, s) in &msgs {
         let row_used = &used[i * n..(i + 1) * n];
-        let (mut best, mut best_free, mut ties) = (usize::MAX, f64::NEG_INFINITY, 0u32);
-        for j in 0..n {
-            if row_used[j] {
-                continue;
-            }
-            if free[j] > best_free {
-                (best, best_free, ties) = (j, free[j], 1);
-            } else if free[j] == best_free {
-                ties += 1;
-                if rng.gen_range(0..ties) == 0 {
-                    best = j;
-                }
-            }
-        }
         // A row holds at most n messages, so a free cell always exists.
+        let &(_, _, best) = by_free
+            .iter()
+            .rev()
+            .find(|&&(_, _, j)| !row_used[j])
+            .expect("a free cell in every row");
+        by_free.remove(&(ord_key(free[best]), tag[best], best));
         used[i * n + best] = true;
         cell[i * n + best] = s;
         free[best] -= s;
+        tag[best] = rng.gen();
+        by_free.insert((ord_key(free[best]), tag[best], best));
     }
     // Step 2.2: columns by ascending free space (overcommitted first), ties random.
     let mut cols: Vec<usize> = (0..n).collect();
@@ -352,6 +353,16 @@ fn greedy_order(
         }
     }
     (out, order)
+}
+
+/// A u64 whose order is the total order of `x` (sign bit flipped, negatives inverted).
+fn ord_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
 }
 
 /// Figure 5.4: lays `msgs` (sender, size) end to end against n receiver intervals of length n
