@@ -21,6 +21,8 @@ pub enum ShuffleCmd {
     Sim(sim::SimArgs),
     /// Many seeded runs over a range of skewness, in parallel; CSV and charts.
     Sweep(sweep::SweepArgs),
+    /// Simulator speed: one large shuffle timed in a release build.
+    Bench(sim::BenchArgs),
 }
 
 pub fn run(cmd: ShuffleCmd) -> anyhow::Result<()> {
@@ -29,5 +31,6 @@ pub fn run(cmd: ShuffleCmd) -> anyhow::Result<()> {
         ShuffleCmd::Stats(a) => stats::run(a),
         ShuffleCmd::Sim(a) => sim::run(a),
         ShuffleCmd::Sweep(a) => sweep::run(a),
+        ShuffleCmd::Bench(a) => sim::bench(a),
     }
 }

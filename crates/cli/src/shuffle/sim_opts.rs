@@ -63,6 +63,12 @@ pub enum StartArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnnounceArg {
+    All,
+    Unscheduled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlacementArg {
     Random,
     Block,
@@ -153,6 +159,11 @@ pub struct SimOpts {
         help_heading = "Protocol"
     )]
     pub grant_start: StartArg,
+    /// Which messages a GRPF sender announces at time 0: all (so receivers know their total
+    /// after one one-way delay) or only those without unscheduled packets (the thesis' text:
+    /// the others announce themselves with their first unscheduled packet).
+    #[arg(long, value_enum, default_value = "all", help_heading = "Protocol")]
+    pub announce: AnnounceArg,
     /// Lockstep: timesteps a barrier costs beyond noticing the step is done.
     #[arg(long, default_value_t = 0, help_heading = "Protocol")]
     pub barrier_steps: u32,
@@ -234,6 +245,7 @@ impl SimOpts {
             StartArg::FirstPacket => GrantStart::FirstPacket,
             StartArg::AllSenders => GrantStart::AllSenders,
         };
+        g.announce_all = self.announce == AnnounceArg::All;
         let default_prio = if self.baseline {
             PrioArg::None
         } else {

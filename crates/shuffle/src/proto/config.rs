@@ -79,6 +79,9 @@ pub struct GrantOptions {
     pub unsched_budget: u32,
     pub rx_basis: RxBasis,
     pub start: GrantStart,
+    /// Announce every message at time 0 (an empty DATA packet with its size), not only the
+    /// messages without unscheduled packets (spec §13.8; see docs/flash-shuffle.md).
+    pub announce_all: bool,
 }
 
 impl Default for GrantOptions {
@@ -94,7 +97,8 @@ impl Default for GrantOptions {
             unscheduled: Unscheduled::ProRata,
             unsched_budget: 8,
             rx_basis: RxBasis::Received,
-            start: GrantStart::FirstPacket,
+            start: GrantStart::AllSenders,
+            announce_all: true,
         }
     }
 }

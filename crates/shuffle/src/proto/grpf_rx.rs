@@ -51,6 +51,7 @@ impl GrpfReceiver {
             Arrival::Nothing => return,
             Arrival::Announced => {
                 self.rx_left += p.total as u64;
+                self.total_out += p.unsched as u64;
             }
             Arrival::Data { first } => {
                 if first {

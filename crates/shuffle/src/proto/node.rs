@@ -49,6 +49,7 @@ pub struct NodeSpec<'a> {
 pub struct Node {
     pub sender: Sender,
     pub receiver: Receiver,
+    announce_all: bool,
 }
 
 impl Node {
@@ -59,9 +60,9 @@ impl Node {
         let seeds: Vec<u64> = (0..n).map(|j| mix(node_seed, j as u64 + 1)).collect();
         let rng = ChaCha8Rng::seed_from_u64(node_seed);
         let g = s.grant;
-        match *s.protocol {
-            Protocol::Grant(policy) => Node {
-                sender: Sender::Grant(GrantSender::new(
+        let (sender, receiver) = match *s.protocol {
+            Protocol::Grant(policy) => (
+                Sender::Grant(GrantSender::new(
                     s.id,
                     s.out_sizes,
                     &seeds,
@@ -70,7 +71,7 @@ impl Node {
                     g.unscheduled,
                     g.unsched_budget,
                 )),
-                receiver: Receiver::Grpf(GrpfReceiver::new(
+                Receiver::Grpf(GrpfReceiver::new(
                     s.id,
                     n,
                     s.expected_in,
@@ -79,9 +80,9 @@ impl Node {
                         ..g.clone()
                     },
                 )),
-            },
-            Protocol::Hadoop { connections } => Node {
-                sender: Sender::Grant(GrantSender::new(
+            ),
+            Protocol::Hadoop { connections } => (
+                Sender::Grant(GrantSender::new(
                     s.id,
                     s.out_sizes,
                     &seeds,
@@ -90,7 +91,7 @@ impl Node {
                     super::config::Unscheduled::None,
                     0,
                 )),
-                receiver: Receiver::Hadoop(HadoopReceiver::new(
+                Receiver::Hadoop(HadoopReceiver::new(
                     s.id,
                     n,
                     s.expected_in,
@@ -98,41 +99,49 @@ impl Node {
                     g.rtt_packets,
                     rng,
                 )),
-            },
-            Protocol::Madd => Node {
-                sender: Sender::Madd(MaddSender::new(
+            ),
+            Protocol::Madd => (
+                Sender::Madd(MaddSender::new(
                     s.id,
                     s.out_sizes,
                     s.madd_gamma.0,
                     s.madd_gamma.1,
                 )),
-                receiver: Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
-            },
-            Protocol::Lockstep => Node {
-                sender: Sender::Lockstep(LockstepSender::new(s.id, s.out_sizes)),
-                receiver: Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
-            },
+                Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
+            ),
+            Protocol::Lockstep => (
+                Sender::Lockstep(LockstepSender::new(s.id, s.out_sizes)),
+                Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
+            ),
             Protocol::Push(order) => {
                 let order = match order {
                     PushOrder::Blocks => SendOrder::ByReceiver,
                     PushOrder::RoundRobin => SendOrder::LeastRecent,
                 };
                 let none = super::config::Unscheduled::None;
-                Node {
-                    sender: Sender::Grant(
+                (
+                    Sender::Grant(
                         GrantSender::new(s.id, s.out_sizes, &seeds, order, false, none, 0)
                             .unscheduled_all(),
                     ),
-                    receiver: Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
-                }
+                    Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
+                )
             }
+        };
+        // Hadoop-C and the push strawmen keep the thesis' announcements (messages without
+        // unscheduled data only); the GRPF family follows its option.
+        let announce_all = matches!(s.protocol, Protocol::Grant(_)) && g.announce_all;
+        Node {
+            sender,
+            receiver,
+            announce_all,
         }
     }
 
     /// Packets to send at time 0 (announcements of messages without unscheduled data).
     pub fn start(&mut self, out: &mut Vec<Packet>) {
         if let Sender::Grant(s) = &mut self.sender {
-            s.start(out);
+            s.start(self.announce_all, out);
         }
     }
 

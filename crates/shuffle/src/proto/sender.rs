@@ -141,17 +141,17 @@ impl GrantSender {
     }
 
     /// Announcements (empty DATA packets) for messages without unscheduled packets, so their
-    /// receivers learn the size (§3.3).
-    pub fn start(&mut self, out: &mut Vec<Packet>) {
+    /// receivers learn the size (§3.3); with `all`, for every message.
+    pub fn start(&mut self, all: bool, out: &mut Vec<Packet>) {
         for (j, m) in self.msgs.iter().enumerate() {
-            if m.total > 0 && m.unsched == 0 {
+            if m.total > 0 && (all || m.unsched == 0) {
                 out.push(Packet {
                     kind: Kind::Announce,
                     src: self.id as u32,
                     dst: j as u32,
                     seq: 0,
                     total: m.total,
-                    unsched: 0,
+                    unsched: m.unsched,
                     seed: m.seed,
                 });
             }
@@ -243,7 +243,7 @@ mod tests {
             0,
         );
         let mut ann = Vec::new();
-        s.start(&mut ann);
+        s.start(false, &mut ann);
         assert_eq!(ann.len(), 2);
         assert_eq!(s.poll_send(0), None);
         s.on_grant(&Packet::control(Kind::Grant, 2, 0, 2));
