@@ -110,6 +110,7 @@ impl MatrixArgs {
         let skew_method = match self.skew_method {
             SkewMethodArg::Bisect => SkewMethod::Bisect {
                 corrections: self.skew_tries.unwrap_or(3),
+                shapes: 4,
             },
             SkewMethodArg::Sample => SkewMethod::Sample {
                 tries: self.skew_tries.unwrap_or(200),

@@ -37,8 +37,9 @@ pub enum Placement {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum SkewMethod {
     /// One random CDF shape from the seed; bisection over the spread parameter p in [0, 2]
-    /// on the same random numbers, then up to `corrections` re-aims on the final skewness.
-    Bisect { corrections: usize },
+    /// on the same random numbers, then up to `corrections` re-aims on the final skewness;
+    /// up to `shapes` CDF shapes while the result misses the tolerance.
+    Bisect { corrections: usize, shapes: usize },
     /// The thesis' sample-and-bucket: fresh random CDF and spread per try, keep the matrix
     /// whose skewness is closest, stop within the tolerance or after `tries`.
     Sample { tries: usize },
@@ -48,7 +49,10 @@ pub enum SkewMethod {
 
 impl Default for SkewMethod {
     fn default() -> Self {
-        SkewMethod::Bisect { corrections: 3 }
+        SkewMethod::Bisect {
+            corrections: 3,
+            shapes: 4,
+        }
     }
 }
 
@@ -205,28 +209,34 @@ pub fn general(
             let prelim = best.expect("at least one try").1;
             Ok(place_and_walk(n, prelim, opts.placement, rng).0)
         }
-        SkewMethod::Bisect { corrections } => {
-            let shape = new_shape(rng);
-            // Common random numbers: every trial maps the same quantiles through its p.
-            let u: Vec<f64> = (0..n * n).map(|_| rng.gen::<f64>()).collect();
-            let t: Vec<f64> = u.iter().map(|&u| shape.quantile(u)).collect();
-            let prelim_at =
-                |p: f64| fill_rows(n, opts.row_fill, |i, k| size_of(nf, t[i * n + k], p));
-            let mut aim = target;
+        SkewMethod::Bisect {
+            corrections,
+            shapes,
+        } => {
             let mut best: Option<(f64, ShuffleMatrix)> = None;
-            for _ in 0..=corrections {
-                let p = bisect(aim, opts.tolerance / 4.0, |p| prelim_at(p).skewness(n));
-                let m = place_and_walk(n, prelim_at(p), opts.placement, rng).0;
-                let got = m.skewness();
-                let err = (got - target).abs();
-                if best.as_ref().map_or(f64::INFINITY, |b| b.0) > err {
-                    best = Some((err, m));
+            // Another CDF shape only when one misses (small N: row filling makes jumps).
+            for _ in 0..shapes.max(1) {
+                let shape = new_shape(rng);
+                // Common random numbers: every trial maps the same quantiles through its p.
+                let u: Vec<f64> = (0..n * n).map(|_| rng.gen::<f64>()).collect();
+                let t: Vec<f64> = u.iter().map(|&u| shape.quantile(u)).collect();
+                let prelim_at =
+                    |p: f64| fill_rows(n, opts.row_fill, |i, k| size_of(nf, t[i * n + k], p));
+                let mut aim = target;
+                for _ in 0..=corrections {
+                    let p = bisect(aim, opts.tolerance / 4.0, |p| prelim_at(p).skewness(n));
+                    let m = place_and_walk(n, prelim_at(p), opts.placement, rng).0;
+                    let got = m.skewness();
+                    let err = (got - target).abs();
+                    if best.as_ref().map_or(f64::INFINITY, |b| b.0) > err {
+                        best = Some((err, m));
+                    }
+                    if err <= opts.tolerance {
+                        return Ok(best.expect("just set").1);
+                    }
+                    // Splits and merges move the final skewness a little: re-aim by the miss.
+                    aim = (aim + target - got).clamp(0.0, 1.0);
                 }
-                if err <= opts.tolerance {
-                    break;
-                }
-                // Splits and merges move the final skewness a little: re-aim by the miss.
-                aim = (aim + target - got).clamp(0.0, 1.0);
             }
             Ok(best.expect("at least one round").1)
         }
