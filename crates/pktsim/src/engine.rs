@@ -31,6 +31,9 @@ pub struct Sim {
     pub(crate) data_total: u64,
     pub(crate) data_done: u64,
     pub(crate) last_rx: u64,
+    /// Per host: timestep + 1 of its last data packet received and sent (0: none).
+    pub(crate) host_rx_end: Vec<u64>,
+    pub(crate) host_tx_end: Vec<u64>,
     pub(crate) up_series: Vec<u32>,
     pub(crate) down_series: Vec<u32>,
     occupancy: Vec<u64>,
@@ -118,6 +121,8 @@ impl Sim {
             data_total,
             data_done: 0,
             last_rx: 0,
+            host_rx_end: vec![0; n],
+            host_tx_end: vec![0; n],
             up_series: Vec::with_capacity(lower as usize + 64),
             down_series: Vec::with_capacity(lower as usize + 64),
             occupancy: vec![0; topo.racks + 1],
@@ -150,6 +155,11 @@ impl Sim {
 
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// Timestep after the last data packet host `i` received and sent (0: none).
+    pub fn host_ends(&self, i: usize) -> (u64, u64) {
+        (self.host_rx_end[i], self.host_tx_end[i])
     }
 
     pub fn node(&self, i: usize) -> &Node {
@@ -245,6 +255,7 @@ impl Sim {
                     budget -= 1;
                     self.data_done += 1;
                     self.last_rx = now;
+                    self.host_rx_end[h] = now + 1;
                     if self.protocol == Protocol::Lockstep {
                         let k = (p.dst as usize + self.n - p.src as usize) % self.n;
                         self.step_left[k] -= 1;
@@ -273,6 +284,7 @@ impl Sim {
                     }
                 }
                 sent += 1;
+                self.host_tx_end[h] = now + 1;
                 out.push(d);
             }
             if !out.is_empty() {

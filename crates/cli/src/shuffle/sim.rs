@@ -73,6 +73,9 @@ struct JsonOut<'a> {
 pub fn run(args: SimArgs) -> Result<()> {
     let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
     let cfg = args.sim.to_config(&args.protocol, args.seed)?;
+    if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
+        eprintln!("{cfg:?}");
+    }
     let r = try_run(&m, &cfg)?;
     print_report(&r);
     if let Some(path) = &args.json {

@@ -131,9 +131,9 @@ pub struct SimOpts {
     /// Grants per message for `--window const` [default: RTTpackets].
     #[arg(long, help_heading = "Protocol")]
     pub window_packets: Option<u32>,
-    /// Rounding of the pro rata window.
-    #[arg(long, value_enum, default_value = "floor", help_heading = "Protocol")]
-    pub window_rounding: RoundingArg,
+    /// Rounding of the pro rata window [default: floor].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub window_rounding: Option<RoundingArg>,
     /// Randomized packet priorities with shared seeds: on or off [default: on; off with --baseline].
     #[arg(long, help_heading = "Protocol")]
     pub randomize: Option<bool>,
@@ -143,27 +143,17 @@ pub struct SimOpts {
     /// Unscheduled packets per sender (pro-rata) or per message [default: RTTpackets].
     #[arg(long, help_heading = "Protocol")]
     pub unsched_packets: Option<u32>,
-    /// What the receiver's priority is computed from.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "received",
-        help_heading = "Protocol"
-    )]
-    pub rx_priority: BasisArg,
-    /// When a GRPF receiver starts granting.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "first-packet",
-        help_heading = "Protocol"
-    )]
-    pub grant_start: StartArg,
+    /// What the receiver's priority is computed from [default: received].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub rx_priority: Option<BasisArg>,
+    /// When a GRPF receiver starts granting [default: all-senders].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub grant_start: Option<StartArg>,
     /// Which messages a GRPF sender announces at time 0: all (so receivers know their total
     /// after one one-way delay) or only those without unscheduled packets (the thesis' text:
-    /// the others announce themselves with their first unscheduled packet).
-    #[arg(long, value_enum, default_value = "all", help_heading = "Protocol")]
-    pub announce: AnnounceArg,
+    /// the others announce themselves with their first unscheduled packet) [default: all].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub announce: Option<AnnounceArg>,
     /// Lockstep: timesteps a barrier costs beyond noticing the step is done.
     #[arg(long, default_value_t = 0, help_heading = "Protocol")]
     pub barrier_steps: u32,
@@ -222,10 +212,12 @@ impl SimOpts {
         } else if self.window_packets.is_some() {
             bail!("--window-packets needs --window const");
         }
-        g.rounding = match self.window_rounding {
-            RoundingArg::Floor => Rounding::FloorMax1,
-            RoundingArg::Ceil => Rounding::Ceil,
-        };
+        if let Some(r) = self.window_rounding {
+            g.rounding = match r {
+                RoundingArg::Floor => Rounding::FloorMax1,
+                RoundingArg::Ceil => Rounding::Ceil,
+            };
+        }
         if let Some(r) = self.randomize {
             g.randomize = r;
         }
@@ -237,15 +229,21 @@ impl SimOpts {
             };
         }
         g.unsched_budget = self.unsched_packets.unwrap_or(self.rtt_packets);
-        g.rx_basis = match self.rx_priority {
-            BasisArg::Received => RxBasis::Received,
-            BasisArg::Granted => RxBasis::Granted,
-        };
-        g.start = match self.grant_start {
-            StartArg::FirstPacket => GrantStart::FirstPacket,
-            StartArg::AllSenders => GrantStart::AllSenders,
-        };
-        g.announce_all = self.announce == AnnounceArg::All;
+        if let Some(b) = self.rx_priority {
+            g.rx_basis = match b {
+                BasisArg::Received => RxBasis::Received,
+                BasisArg::Granted => RxBasis::Granted,
+            };
+        }
+        if let Some(st) = self.grant_start {
+            g.start = match st {
+                StartArg::FirstPacket => GrantStart::FirstPacket,
+                StartArg::AllSenders => GrantStart::AllSenders,
+            };
+        }
+        if let Some(a) = self.announce {
+            g.announce_all = a == AnnounceArg::All;
+        }
         let default_prio = if self.baseline {
             PrioArg::None
         } else {
