@@ -149,6 +149,16 @@ proptest! {
             let exact = g.normalized.w[k] * avg as f64;
             prop_assert!((x as f64) >= exact.floor() - 1e-6 && (x as f64) <= exact.ceil() + 1e-6);
         }
+        // The diagonal is local: what a node sends over the network is its row minus it, and
+        // the bound never exceeds a full row.
+        let p = &g.packets;
+        let diag: u64 = (0..n).map(|i| p.get(i, i)).sum();
+        prop_assert_eq!(p.local_packets(), diag);
+        for i in 0..n {
+            prop_assert_eq!(p.out_network(i) + p.get(i, i), n as u64 * avg);
+            prop_assert_eq!(p.in_network(i) + p.get(i, i), n as u64 * avg);
+        }
+        prop_assert!(p.ideal_bound_packets() <= n as u64 * avg);
         // Same seed, same matrix.
         let again = generate_with(&spec, &opts).unwrap();
         prop_assert_eq!(&again.packets, &g.packets);
