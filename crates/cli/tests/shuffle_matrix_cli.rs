@@ -174,6 +174,7 @@ fn small_sweep_writes_rows_and_charts() {
     let madd: Vec<&str> = runs.lines().filter(|l| l.starts_with("madd,")).collect();
     assert_eq!(madd.len(), 6);
     for f in [
+        "command.txt",
         "summary.csv",
         "throughput_vs_skew.svg",
         "optimality_vs_skew.svg",

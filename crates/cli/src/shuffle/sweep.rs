@@ -35,7 +35,10 @@ pub struct SweepArgs {
     /// Worker threads (0 = every core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Output directory: runs.csv, summary.csv and the SVG charts.
+    /// Skewness of the run shown in the utilization chart (run 0 at the nearest point).
+    #[arg(long, default_value_t = 0.5)]
+    pub util_skew: f64,
+    /// Output directory: runs.csv, summary.csv, command.txt and the SVG charts.
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
@@ -135,14 +138,16 @@ pub fn run(a: SweepArgs) -> Result<()> {
     generate_with(&spec(0, 0), &opts).context("matrix options")?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
 
-    // The representative run for the utilization chart: run 0 at the point nearest 0.5.
+    // The representative run for the utilization chart: run 0 at the point nearest --util-skew.
+    let dist = |k: usize| (targets[k] - a.util_skew).abs();
     let rep = (0..targets.len())
-        .min_by(|&x, &y| {
-            (targets[x] - 0.5)
-                .abs()
-                .total_cmp(&(targets[y] - 0.5).abs())
-        })
+        .min_by(|&x, &y| dist(x).total_cmp(&dist(y)))
         .unwrap_or(0);
+    // The command line, so a directory of results says how to make it again.
+    let argv: Vec<String> = std::env::args().collect();
+    let command = a.out.join("command.txt");
+    std::fs::write(&command, argv.join(" ") + "\n")
+        .with_context(|| format!("writing {}", command.display()))?;
     let jobs: Vec<(usize, usize)> = (0..targets.len())
         .flat_map(|k| (0..a.runs).map(move |r| (k, r)))
         .collect();
@@ -211,7 +216,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let points = summarize(&rows, &protocols, &targets);
     write_runs(&a.out.join("runs.csv"), &rows)?;
     write_summary(&a.out.join("summary.csv"), &points)?;
-    let mut files = vec![a.out.join("runs.csv"), a.out.join("summary.csv")];
+    let mut files = vec![command, a.out.join("runs.csv"), a.out.join("summary.csv")];
     files.push(band_chart(&a.out, Metric::Throughput, &points, &protocols)?);
     files.push(band_chart(&a.out, Metric::Optimality, &points, &protocols)?);
     if util
