@@ -440,6 +440,29 @@ mod tests {
     }
 
     #[test]
+    fn greedy_placement_small_example() {
+        // N = 3, rows {3}, {2, 1}, {1.5, 1.5}. Step 2.1 puts 3 alone in a column, 2 and one
+        // 1.5 together (free -0.5), 1 and the other 1.5 together (free 0.5); step 2.3 pairs the
+        // over- and under-committed columns, so exactly one message crosses a boundary.
+        for seed in 0..20 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let prelim = Prelim {
+                msgs: vec![(0, 3.0), (1, 2.0), (1, 1.0), (2, 1.5), (2, 1.5)],
+                sum_sq: 0.0,
+            };
+            let (m, stats) = place_and_walk(3, prelim, Placement::Greedy, &mut rng);
+            assert_eq!(stats.splits, 1, "seed {seed}");
+            assert_eq!(stats.max_intervals, 2);
+            let row0: Vec<f64> = (0..3).map(|j| m.get(0, j)).filter(|&x| x > 0.0).collect();
+            assert_eq!(row0, vec![3.0], "the largest message is never split");
+            for j in 0..3 {
+                assert!((m.col_sum(j) - 3.0).abs() < 1e-12);
+                assert!((m.row_sum(j) - 3.0).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
     fn greedy_merges_far_less_than_random() {
         let n = 40;
         let mut rng = ChaCha8Rng::seed_from_u64(5);
