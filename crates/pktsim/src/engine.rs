@@ -113,7 +113,7 @@ impl Sim {
             n,
             now: 0,
             nodes,
-            wheel: Wheel::new(cfg.hop_latency),
+            wheel: Wheel::new(cfg.hop_latency, 4),
             ports,
             active: Vec::new(),
             rx: (0..n).map(|_| VecDeque::new()).collect(),
@@ -182,9 +182,25 @@ impl Sim {
         }
     }
 
+    /// Puts a host's packets on its uplink. A control packet whose every output port on the
+    /// way is prioritized would cross each switch in the timestep it lands, so it is sent
+    /// straight to its host with the whole path's latency (same arrival, fewer wheel visits).
     fn flush(&mut self, host: usize, out: &mut Vec<Packet>) {
         let at = self.topo.rack_of[host];
         for p in out.drain(..) {
+            if p.kind != Kind::Data {
+                let same = self.topo.rack_of[p.dst as usize] == at;
+                let direct = match self.cfg.priorities {
+                    Priorities::None => None,
+                    Priorities::Edge => same.then_some(2),
+                    Priorities::All => Some(if same { 2 } else { 4 }),
+                };
+                if let Some(hops) = direct {
+                    self.hops += hops - 1;
+                    self.wheel.send_hops(self.now, hops, HOST, p);
+                    continue;
+                }
+            }
             self.wheel.send(self.now, at, p);
         }
     }
@@ -233,6 +249,11 @@ impl Sim {
             } else {
                 self.topo.up_port(e.at as usize)
             };
+            if p.kind != Kind::Data && self.ports[port].prio {
+                // The high-priority queue drains in this timestep anyway.
+                self.wheel.send(now, self.ports[port].next, p);
+                continue;
+            }
             self.enqueue(port, p);
         }
         self.hops += landing.len() as u64;

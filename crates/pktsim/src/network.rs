@@ -15,7 +15,8 @@ pub struct Entry {
     pub pkt: Packet,
 }
 
-/// Packets on the wires, bucketed by arrival timestep.
+/// Packets on the wires, bucketed by arrival timestep (a timing wheel as long as the longest
+/// delay: control packets whose whole path is prioritized skip straight to their host).
 #[derive(Debug)]
 pub struct Wheel {
     buckets: Vec<Vec<Entry>>,
@@ -24,9 +25,10 @@ pub struct Wheel {
 }
 
 impl Wheel {
-    pub fn new(latency: u32) -> Self {
+    /// A wheel for hops of `latency` timesteps and paths of up to `max_hops` hops.
+    pub fn new(latency: u32, max_hops: u32) -> Self {
         Wheel {
-            buckets: (0..=latency).map(|_| Vec::new()).collect(),
+            buckets: (0..=latency * max_hops).map(|_| Vec::new()).collect(),
             latency: latency as u64,
             in_flight: 0,
         }
@@ -35,7 +37,13 @@ impl Wheel {
     /// Puts `pkt` on a wire at `now`; it lands at `at` one hop later.
     #[inline]
     pub fn send(&mut self, now: u64, at: u32, pkt: Packet) {
-        let b = ((now + self.latency) % self.buckets.len() as u64) as usize;
+        self.send_hops(now, 1, at, pkt);
+    }
+
+    /// Lands `pkt` at `at` after `hops` hops of latency.
+    #[inline]
+    pub fn send_hops(&mut self, now: u64, hops: u64, at: u32, pkt: Packet) {
+        let b = ((now + hops * self.latency) % self.buckets.len() as u64) as usize;
         self.buckets[b].push(Entry { at, pkt });
         self.in_flight += 1;
     }

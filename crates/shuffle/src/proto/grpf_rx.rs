@@ -137,7 +137,11 @@ impl GrpfReceiver {
             m.out += 1;
             self.total_out += 1;
             out.push(Packet::control(Kind::Grant, self.inbox.id, j, m.granted));
-            self.place(j);
+            // With priorities from packets received, a grant changes only eligibility.
+            let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.rx_left <= t);
+            if !(still && self.opts.rx_basis == RxBasis::Received) {
+                self.place(j);
+            }
         }
     }
 }

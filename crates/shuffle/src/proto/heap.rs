@@ -4,20 +4,19 @@
 
 const NONE: u32 = u32::MAX;
 
+/// Keys live beside their ids in the heap array, so sifting touches one array.
 #[derive(Debug, Clone)]
 pub struct IndexedHeap {
-    heap: Vec<u32>,
+    heap: Vec<(u128, u32)>,
     pos: Vec<u32>,
-    key: Vec<u128>,
 }
 
 impl IndexedHeap {
     /// A heap for ids `0..n`.
     pub fn new(n: usize) -> Self {
         IndexedHeap {
-            heap: Vec::with_capacity(n),
+            heap: Vec::with_capacity(n.min(64)),
             pos: vec![NONE; n],
-            key: vec![0; n],
         }
     }
 
@@ -34,33 +33,31 @@ impl IndexedHeap {
     }
 
     /// The id with the greatest key, and that key.
+    #[inline]
     pub fn peek(&self) -> Option<(usize, u128)> {
-        self.heap
-            .first()
-            .map(|&i| (i as usize, self.key[i as usize]))
+        self.heap.first().map(|&(k, i)| (i as usize, k))
     }
 
     /// Inserts `id` or changes its key.
     pub fn set(&mut self, id: usize, key: u128) {
         let p = self.pos[id];
         if p == NONE {
-            self.key[id] = key;
-            self.pos[id] = self.heap.len() as u32;
-            self.heap.push(id as u32);
-            self.up(self.heap.len() - 1);
+            self.heap.push((key, id as u32));
+            let last = self.heap.len() - 1;
+            self.up(last, (key, id as u32));
         } else {
-            let old = self.key[id];
-            self.key[id] = key;
+            let p = p as usize;
+            let old = self.heap[p].0;
             if key > old {
-                self.up(p as usize);
-            } else {
-                self.down(p as usize);
+                self.up(p, (key, id as u32));
+            } else if key < old {
+                self.down(p, (key, id as u32));
             }
         }
     }
 
     pub fn pop(&mut self) -> Option<usize> {
-        let top = *self.heap.first()? as usize;
+        let top = self.heap.first()?.1 as usize;
         self.remove(top);
         Some(top)
     }
@@ -74,55 +71,54 @@ impl IndexedHeap {
         let last = self.heap.pop().expect("non-empty");
         self.pos[id] = NONE;
         if p < self.heap.len() {
-            self.heap[p] = last;
-            self.pos[last as usize] = p as u32;
-            self.up(p);
-            self.down(self.pos[last as usize] as usize);
+            if last.0 > self.heap[p].0 {
+                self.up(p, last);
+            } else {
+                self.down(p, last);
+            }
         }
     }
 
-    fn up(&mut self, mut i: usize) {
-        let id = self.heap[i];
-        let k = self.key[id as usize];
+    /// Moves `item` from slot `i` towards the root until its parent's key is not smaller.
+    fn up(&mut self, mut i: usize, item: (u128, u32)) {
         while i > 0 {
             let parent = (i - 1) / 2;
-            let pid = self.heap[parent];
-            if self.key[pid as usize] >= k {
+            let pk = self.heap[parent];
+            if pk.0 >= item.0 {
                 break;
             }
-            self.heap[i] = pid;
-            self.pos[pid as usize] = i as u32;
+            self.heap[i] = pk;
+            self.pos[pk.1 as usize] = i as u32;
             i = parent;
         }
-        self.heap[i] = id;
-        self.pos[id as usize] = i as u32;
+        self.heap[i] = item;
+        self.pos[item.1 as usize] = i as u32;
     }
 
-    fn down(&mut self, mut i: usize) {
+    /// Moves `item` from slot `i` towards the leaves until no child's key is greater.
+    fn down(&mut self, mut i: usize, item: (u128, u32)) {
         let n = self.heap.len();
-        let id = self.heap[i];
-        let k = self.key[id as usize];
         loop {
             let l = 2 * i + 1;
             if l >= n {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && self.key[self.heap[r] as usize] > self.key[self.heap[l] as usize] {
+            let c = if r < n && self.heap[r].0 > self.heap[l].0 {
                 r
             } else {
                 l
             };
-            let cid = self.heap[c];
-            if self.key[cid as usize] <= k {
+            let ck = self.heap[c];
+            if ck.0 <= item.0 {
                 break;
             }
-            self.heap[i] = cid;
-            self.pos[cid as usize] = i as u32;
+            self.heap[i] = ck;
+            self.pos[ck.1 as usize] = i as u32;
             i = c;
         }
-        self.heap[i] = id;
-        self.pos[id as usize] = i as u32;
+        self.heap[i] = item;
+        self.pos[item.1 as usize] = i as u32;
     }
 }
 
