@@ -213,6 +213,12 @@ pub fn general(
             corrections,
             shapes,
         } => {
+            // Scaled rows of N equal sizes are uniform again, so beyond p = 1 (where sizes
+            // start converging on N) scaling loses skewness: search only where it grows.
+            let p_max = match opts.row_fill {
+                RowFill::Truncate => 2.0,
+                RowFill::Scale => 1.0,
+            };
             let mut best: Option<(f64, ShuffleMatrix)> = None;
             // Another CDF shape only when one misses (small N: row filling makes jumps).
             for _ in 0..shapes.max(1) {
@@ -224,7 +230,9 @@ pub fn general(
                     |p: f64| fill_rows(n, opts.row_fill, |i, k| size_of(nf, t[i * n + k], p));
                 let mut aim = target;
                 for _ in 0..=corrections {
-                    let p = bisect(aim, opts.tolerance / 4.0, |p| prelim_at(p).skewness(n));
+                    let p = bisect(aim, p_max, opts.tolerance / 4.0, |p| {
+                        prelim_at(p).skewness(n)
+                    });
                     let m = place_and_walk(n, prelim_at(p), opts.placement, rng).0;
                     let got = m.skewness();
                     let err = (got - target).abs();
@@ -247,9 +255,9 @@ fn rng_points(opts: &GeneralOptions, rng: &mut impl Rng) -> usize {
     rng.gen_range(opts.min_points..=opts.max_points)
 }
 
-/// The p in [0, 2] whose skewness `f(p)` is closest to `aim` that bisection finds.
-fn bisect(aim: f64, tol: f64, f: impl Fn(f64) -> f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 2.0f64);
+/// The p in [0, p_max] whose skewness `f(p)` is closest to `aim` that bisection finds.
+fn bisect(aim: f64, p_max: f64, tol: f64, f: impl Fn(f64) -> f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, p_max);
     let (f_lo, f_hi) = (f(lo), f(hi));
     if aim <= f_lo {
         return lo;
