@@ -121,7 +121,7 @@ impl SimConfig {
         if self.rx_rate == 0 {
             return bad("rx-rate", "must be at least 1 packet per timestep".into());
         }
-        if !(self.host_gbps > 0.0) || self.packet_bytes == 0 {
+        if !(self.host_gbps.is_finite() && self.host_gbps > 0.0 && self.packet_bytes > 0) {
             return bad(
                 "host-gbps",
                 "link speed and packet size must be positive".into(),

@@ -96,8 +96,8 @@ impl Sim {
         let mut step_left = vec![0u64; n + 1];
         if protocol == Protocol::Lockstep {
             for i in 0..n {
-                for k in 1..n {
-                    step_left[k] += m.get(i, (i + k) % n);
+                for (k, left) in step_left.iter_mut().enumerate().take(n).skip(1) {
+                    *left += m.get(i, (i + k) % n);
                 }
             }
         }

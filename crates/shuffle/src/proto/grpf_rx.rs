@@ -128,9 +128,12 @@ impl GrpfReceiver {
                 return;
             };
             // rx_left grows when a new message is heard of, which can shrink windows.
-            if !self.threshold(j).is_some_and(|t| self.rx_left <= t) {
-                self.place(j);
-                continue;
+            match self.threshold(j) {
+                Some(t) if self.rx_left <= t => {}
+                _ => {
+                    self.place(j);
+                    continue;
+                }
             }
             let m = &mut self.inbox.msgs[j];
             m.granted += 1;

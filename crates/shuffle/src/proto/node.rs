@@ -15,6 +15,7 @@ use super::packet::{Kind, Packet};
 use super::priority::mix;
 use super::sender::{GrantSender, SendOrder};
 
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Sender {
     Grant(GrantSender),
@@ -22,6 +23,8 @@ pub enum Sender {
     Lockstep(LockstepSender),
 }
 
+// Nodes sit in one flat vector and are touched on every packet: no boxing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Receiver {
     Grpf(GrpfReceiver),
