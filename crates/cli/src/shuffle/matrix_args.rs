@@ -71,6 +71,9 @@ pub struct MatrixArgs {
     /// General generator: fewest and most random CDF points, as MIN:MAX.
     #[arg(long, default_value = "1:10", help_heading = "Matrix")]
     pub cdf_points: String,
+    /// General generator: sizes reach down to N^-FLOOR average messages (log axis).
+    #[arg(long, default_value_t = 1.0, help_heading = "Matrix")]
+    pub log_floor: f64,
     /// Sort generator: keys per node = this x nodes.
     #[arg(long, default_value_t = 100, help_heading = "Matrix")]
     pub keys_factor: usize,
@@ -134,6 +137,7 @@ impl MatrixArgs {
                 min_points,
                 max_points,
                 skew_method,
+                log_floor: self.log_floor,
                 tolerance: self.skew_tolerance,
             },
             sort: SortOptions {
@@ -148,8 +152,8 @@ impl MatrixArgs {
     pub fn describe(&self) -> String {
         match self.generator {
             GeneratorArg::General => format!(
-                "generator=general skew-method={:?} row-fill={:?} walk-order={:?} cdf={:?} cdf-points={}",
-                self.skew_method, self.row_fill, self.walk_order, self.cdf, self.cdf_points
+                "generator=general skew-method={:?} row-fill={:?} walk-order={:?} cdf={:?} cdf-points={} log-floor={}",
+                self.skew_method, self.row_fill, self.walk_order, self.cdf, self.cdf_points, self.log_floor
             )
             .to_lowercase(),
             GeneratorArg::Sort => format!(

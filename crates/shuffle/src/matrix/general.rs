@@ -66,6 +66,10 @@ pub struct GeneralOptions {
     pub min_points: usize,
     pub max_points: usize,
     pub skew_method: SkewMethod,
+    /// Low end of the log size axis, as a power of N: sizes reach down to N^-log_floor
+    /// (default 1: from 1/N to N average messages, symmetric around the average; 0: no
+    /// message below the average before truncation and splitting).
+    pub log_floor: f64,
     /// Absolute skewness error at which the search stops.
     pub tolerance: f64,
 }
@@ -79,6 +83,7 @@ impl Default for GeneralOptions {
             min_points: 1,
             max_points: 10,
             skew_method: SkewMethod::default(),
+            log_floor: 1.0,
             tolerance: 0.002,
         }
     }
@@ -95,11 +100,18 @@ pub struct WalkStats {
     pub max_intervals: usize,
 }
 
-/// Message size of shape coordinate t in (0, 1] at spread p in [0, 2]: N^(p t) for p <= 1
-/// (p = 0: every message 1, skewness 0), N^(t^(2 - p)) above (p = 2: every message N,
-/// skewness 1). Pointwise increasing in p, so skewness grows with p on fixed random numbers.
-fn size_of(n: f64, t: f64, p: f64) -> f64 {
-    let e = if p <= 1.0 { p * t } else { t.powf(2.0 - p) };
+/// Message size of shape coordinate t in (0, 1] at spread p in [0, 2], on a log axis whose
+/// low end is N^-floor: with e1 = (1 + floor) t - floor in (-floor, 1], the size is N^(p e1)
+/// for p <= 1 (p = 0: every message 1, skewness 0) and N^(e1 + (1 - e1)(p - 1)) above (p = 2:
+/// every message N, skewness 1). The spread grows with p, so does skewness on fixed random
+/// numbers (monotone when floor = 0, nearly so otherwise; the search tolerates that).
+fn size_of(n: f64, t: f64, p: f64, floor: f64) -> f64 {
+    let e1 = (1.0 + floor) * t - floor;
+    let e = if p <= 1.0 {
+        p * e1
+    } else {
+        e1 + (1.0 - e1) * (p - 1.0)
+    };
     n.powf(e)
 }
 
@@ -177,6 +189,12 @@ pub fn general(
             ),
         ));
     }
+    if !(opts.log_floor.is_finite() && opts.log_floor >= 0.0) {
+        return Err(MatrixError::spec(
+            "log floor",
+            &format!("{} must be finite and not negative", opts.log_floor),
+        ));
+    }
     let nf = n as f64;
     let new_shape = |rng: &mut _| {
         let k = rng_points(opts, rng);
@@ -196,7 +214,7 @@ pub fn general(
                 let shape = new_shape(rng);
                 let p = rng.gen_range(0.0..=2.0);
                 let prelim = fill_rows(n, opts.row_fill, |_, _| {
-                    size_of(nf, shape.quantile(rng.gen::<f64>()), p)
+                    size_of(nf, shape.quantile(rng.gen::<f64>()), p, opts.log_floor)
                 });
                 let err = (prelim.skewness(n) - target).abs();
                 if best.as_ref().map_or(f64::INFINITY, |b| b.0) > err {
@@ -226,8 +244,11 @@ pub fn general(
                 // Common random numbers: every trial maps the same quantiles through its p.
                 let u: Vec<f64> = (0..n * n).map(|_| rng.gen::<f64>()).collect();
                 let t: Vec<f64> = u.iter().map(|&u| shape.quantile(u)).collect();
-                let prelim_at =
-                    |p: f64| fill_rows(n, opts.row_fill, |i, k| size_of(nf, t[i * n + k], p));
+                let prelim_at = |p: f64| {
+                    fill_rows(n, opts.row_fill, |i, k| {
+                        size_of(nf, t[i * n + k], p, opts.log_floor)
+                    })
+                };
                 let mut aim = target;
                 for _ in 0..=corrections {
                     let p = bisect(aim, p_max, opts.tolerance / 4.0, |p| {
@@ -477,7 +498,7 @@ mod tests {
         let shape = ShapeCdf::random(4, CdfInterp::Step, &mut rng);
         let mk = |rng: &mut ChaCha8Rng| {
             fill_rows(n, RowFill::Truncate, |_, _| {
-                size_of(n as f64, shape.quantile(rng.gen()), 0.8)
+                size_of(n as f64, shape.quantile(rng.gen()), 0.8, 0.0)
             })
         };
         let (mut g, mut r) = (WalkStats::default(), WalkStats::default());
