@@ -88,7 +88,10 @@ impl Sim {
             ports.push(Port::new(edge, 1000, HOST, topo.rack(i) as u32));
         }
         for rack in 0..r {
-            ports.push(Port::new(core, core_milli, r, rack));
+            let mut up = Port::new(core, core_milli, r, rack);
+            // At most one data packet per host of the rack reaches its uplink per timestep.
+            up.never_queues = core_milli >= 1000 * topo.hosts_per_rack as u64;
+            ports.push(up);
         }
         for rack in 0..r {
             ports.push(Port::new(core, core_milli, rack, r));
@@ -249,9 +252,11 @@ impl Sim {
             } else {
                 self.topo.up_port(e.at as usize)
             };
-            if p.kind != Kind::Data && self.ports[port].prio {
-                // The high-priority queue drains in this timestep anyway.
-                self.wheel.send(now, self.ports[port].next, p);
+            let pt = &self.ports[port];
+            if (p.kind != Kind::Data && pt.prio) || pt.never_queues {
+                // The high-priority queue drains in this timestep anyway, and so does a port
+                // that can forward more per timestep than can ever reach it.
+                self.wheel.send(now, pt.next, p);
                 continue;
             }
             self.enqueue(port, p);

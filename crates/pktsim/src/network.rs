@@ -83,6 +83,9 @@ pub struct Port {
     pub switch: u32,
     pub queued_data: u64,
     pub active: bool,
+    /// Its capacity exceeds anything that can reach it in one timestep: packets pass straight
+    /// through (same timing as queueing and draining in the same timestep).
+    pub never_queues: bool,
 }
 
 impl Port {
@@ -98,6 +101,7 @@ impl Port {
             switch,
             queued_data: 0,
             active: false,
+            never_queues: false,
         }
     }
 }

@@ -133,6 +133,9 @@ fn print_report(r: &SimReport) {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
+    /// A packet matrix file instead of a generated one (for comparing builds).
+    #[arg(long, value_name = "FILE")]
+    pub matrix: Option<PathBuf>,
     #[arg(long, default_value_t = 320)]
     pub nodes: usize,
     #[arg(long, default_value_t = 0.5)]
@@ -157,7 +160,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             "warning: debug build; run `cargo run --release -- shuffle bench` for real numbers"
         );
     }
-    let m = matrix(&None, args.nodes, args.skew, args.seed, &args.gen)?;
+    let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
     let cfg = args.sim.to_config(&args.protocol, args.seed)?;
     let mut walls = Vec::new();
     let mut cpus = Vec::new();

@@ -4,7 +4,7 @@
 //! heap keyed by the backlog at which their window grows (see `window::threshold`).
 
 use super::config::{GrantOptions, GrantStart, RxBasis};
-use super::heap::{key, IndexedHeap};
+use super::heap::IndexedHeap;
 use super::inbox::{Arrival, Inbox};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
@@ -77,7 +77,7 @@ impl GrpfReceiver {
         )
     }
 
-    fn priority(&self, j: usize) -> u128 {
+    fn priority(&self, j: usize) -> u64 {
         let m = &self.inbox.msgs[j];
         let k = match self.opts.rx_basis {
             RxBasis::Received => m.received,
@@ -98,11 +98,11 @@ impl GrpfReceiver {
         match self.threshold(j) {
             Some(t) if self.rx_left <= t => {
                 self.blocked.remove(j);
-                self.eligible.set(j, key(self.priority(j), j));
+                self.eligible.set(j, self.priority(j));
             }
             Some(t) => {
                 self.eligible.remove(j);
-                self.blocked.set(j, t as u128);
+                self.blocked.set(j, t);
             }
             None => {
                 self.eligible.remove(j);
@@ -118,11 +118,11 @@ impl GrpfReceiver {
         }
         while self.total_out < self.max_out {
             while let Some((j, t)) = self.blocked.peek() {
-                if self.rx_left as u128 > t {
+                if self.rx_left > t {
                     break;
                 }
                 self.blocked.remove(j);
-                self.eligible.set(j, key(self.priority(j), j));
+                self.eligible.set(j, self.priority(j));
             }
             let Some((j, _)) = self.eligible.peek() else {
                 return;

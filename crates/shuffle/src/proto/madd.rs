@@ -54,15 +54,12 @@ impl MaddSender {
         let at = self.release(j, self.sent[j]);
         let n = self.total.len();
         let tie = (self.id + j) % n;
-        self.ready.set(
-            j,
-            ((u64::MAX - at) as u128) << 32 | (u32::MAX - tie as u32) as u128,
-        );
+        self.ready.set_tie(j, u64::MAX - at, u32::MAX - tie as u32);
     }
 
     pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
         let (j, k) = self.ready.peek()?;
-        if u64::MAX - (k >> 32) as u64 > now {
+        if u64::MAX - k > now {
             return None;
         }
         let p = Packet {

@@ -30,19 +30,21 @@ pub fn remaining(total: u32, k: u32, seed: u64, randomize: bool) -> u64 {
     (total as u64 - k as u64) * RES - off
 }
 
-/// The remaining fraction `remaining / total` in 64-bit fixed point (1.0 = 2^64), exact enough
-/// that equal fractions compare equal and unequal ones never collide.
-pub fn fraction(rem: u64, total: u32) -> u128 {
-    ((rem as u128) << 64) / (total as u128 * RES as u128)
+/// The remaining fraction `remaining / total` in fixed point (1.0 = 2^63). Equal fractions
+/// compare equal; unequal ones stay apart for messages under 46,000 packets (two fractions
+/// with denominators below 2^31.5 differ by more than 2^-63); beyond, near-ties fall back to
+/// the peer order.
+pub fn fraction(rem: u64, total: u32) -> u64 {
+    (((rem as u128) << 63) / (total as u128 * RES as u128)) as u64
 }
 
 /// The priority of packet `k` of a `total`-packet message under `policy` (greater goes first).
-pub fn packet_priority(policy: Policy, total: u32, k: u32, seed: u64, randomize: bool) -> u128 {
+pub fn packet_priority(policy: Policy, total: u32, k: u32, seed: u64, randomize: bool) -> u64 {
     let rem = remaining(total, k, seed, randomize);
     match policy {
         Policy::Grpf => fraction(rem, total),
-        Policy::Grpt => rem as u128,
-        Policy::Srpt => (u64::MAX - rem) as u128,
+        Policy::Grpt => rem,
+        Policy::Srpt => u64::MAX - rem,
     }
 }
 
@@ -50,8 +52,8 @@ pub fn packet_priority(policy: Policy, total: u32, k: u32, seed: u64, randomize:
 mod tests {
     use super::*;
 
-    fn as_f64(p: u128) -> f64 {
-        p as f64 / 2f64.powi(64)
+    fn as_f64(p: u64) -> f64 {
+        p as f64 / 2f64.powi(63)
     }
 
     #[test]
@@ -61,7 +63,7 @@ mod tests {
             let f = as_f64(fraction(remaining(10, 5, seed, true), 10));
             assert!(f > 0.4 && f <= 0.5, "seed {seed}: {f}");
         }
-        assert_eq!(fraction(remaining(10, 5, 0, false), 10), 1u128 << 63);
+        assert_eq!(fraction(remaining(10, 5, 0, false), 10), 1u64 << 62);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! takes the first granted packet, i.e. bandwidth redirection without a distance limit.
 
 use super::config::{Policy, Unscheduled};
-use super::heap::{key, IndexedHeap};
+use super::heap::IndexedHeap;
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
 
@@ -106,7 +106,7 @@ impl GrantSender {
                 let mut h = IndexedHeap::new(self.msgs.len());
                 for (j, m) in self.msgs.iter().enumerate() {
                     if m.total > 0 {
-                        h.set(j, key(self.grpf(m, 0), j));
+                        h.set(j, self.grpf(m, 0));
                     }
                 }
                 for _ in 0..budget {
@@ -115,14 +115,14 @@ impl GrantSender {
                     m.unsched += 1;
                     if m.unsched < m.total {
                         let p = self.grpf(&self.msgs[j], self.msgs[j].unsched);
-                        h.set(j, key(p, j));
+                        h.set(j, p);
                     }
                 }
             }
         }
     }
 
-    fn grpf(&self, m: &OutMsg, k: u32) -> u128 {
+    fn grpf(&self, m: &OutMsg, k: u32) -> u64 {
         packet_priority(Policy::Grpf, m.total, k, m.seed, self.randomize)
     }
 
@@ -134,10 +134,10 @@ impl GrantSender {
         }
         let prio = match self.order {
             SendOrder::Policy(p) => packet_priority(p, m.total, m.sent, m.seed, self.randomize),
-            SendOrder::LeastRecent => (u64::MAX - m.last_sent) as u128,
-            SendOrder::ByReceiver => (u64::MAX - j as u64) as u128,
+            SendOrder::LeastRecent => u64::MAX - m.last_sent,
+            SendOrder::ByReceiver => u64::MAX - j as u64,
         };
-        self.ready.set(j, key(prio, j));
+        self.ready.set(j, prio);
     }
 
     /// Announcements (empty DATA packets) for messages without unscheduled packets, so their
