@@ -119,9 +119,10 @@ pub struct SimOpts {
     /// Connections per receiver for `--protocol hadoop`.
     #[arg(long, default_value_t = 5, help_heading = "Protocol")]
     pub connections: u32,
-    /// RTTpackets: grants that keep one link busy.
-    #[arg(long, default_value_t = 8, help_heading = "Protocol")]
-    pub rtt_packets: u32,
+    /// RTTpackets: grants that keep one link busy [default: the longest RTT in timesteps: 8 in
+    /// one rack, 16 across racks, with the default hop latency].
+    #[arg(long, help_heading = "Protocol")]
+    pub rtt_packets: Option<u32>,
     /// Degree of overcommitment (max outstanding grants = this x RTTpackets) [default: 10; 1 with --baseline].
     #[arg(long, help_heading = "Protocol")]
     pub overcommit: Option<u32>,
@@ -183,6 +184,9 @@ impl SimOpts {
     /// `hadoop-5`, `madd`) with `seed`.
     pub fn to_config(&self, protocol: &str, seed: u64) -> Result<SimConfig> {
         let name = self.protocol_name(protocol);
+        let rtt = self
+            .rtt_packets
+            .unwrap_or_else(|| longest_rtt(self.racks, self.hop_latency));
         let parsed = Protocol::parse(&name)?;
         let policy = match parsed {
             Protocol::Grant(p) => p,
@@ -196,9 +200,9 @@ impl SimOpts {
                 ..GrantOptions::default()
             }
         };
-        g.rtt_packets = self.rtt_packets;
+        g.rtt_packets = rtt;
         if self.baseline {
-            g.window = Window::Const(self.rtt_packets);
+            g.window = Window::Const(rtt);
         }
         if let Some(o) = self.overcommit {
             g.overcommit = o;
@@ -206,7 +210,7 @@ impl SimOpts {
         if let Some(w) = self.window {
             g.window = match w {
                 WindowArg::ProRata => Window::ProRata,
-                WindowArg::Const => Window::Const(self.window_packets.unwrap_or(self.rtt_packets)),
+                WindowArg::Const => Window::Const(self.window_packets.unwrap_or(rtt)),
                 WindowArg::Unlimited => Window::Unlimited,
             };
         } else if self.window_packets.is_some() {
@@ -228,7 +232,7 @@ impl SimOpts {
                 UnschedArg::PerMessage => Unscheduled::PerMessage,
             };
         }
-        g.unsched_budget = self.unsched_packets.unwrap_or(self.rtt_packets);
+        g.unsched_budget = self.unsched_packets.unwrap_or(rtt);
         if let Some(b) = self.rx_priority {
             g.rx_basis = match b {
                 BasisArg::Received => RxBasis::Received,
@@ -275,4 +279,10 @@ impl SimOpts {
         c.max_steps = self.max_steps.unwrap_or(0);
         Ok(c)
     }
+}
+
+/// Round-trip time in timesteps of the longest path: 4 hops each way across racks, 2 inside one.
+fn longest_rtt(racks: usize, hop_latency: u32) -> u32 {
+    let hops = if racks > 1 { 4 } else { 2 };
+    2 * hops * hop_latency
 }

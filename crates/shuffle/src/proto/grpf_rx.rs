@@ -4,7 +4,7 @@
 //! heap keyed by the backlog at which their window grows (see `window::threshold`).
 
 use super::config::{GrantOptions, GrantStart, RxBasis};
-use super::heap::IndexedHeap;
+use super::heap::{rotated, IndexedHeap};
 use super::inbox::{Arrival, Inbox};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
@@ -98,7 +98,11 @@ impl GrpfReceiver {
         match self.threshold(j) {
             Some(t) if self.rx_left <= t => {
                 self.blocked.remove(j);
-                self.eligible.set(j, self.priority(j));
+                self.eligible.set_tie(
+                    j,
+                    self.priority(j),
+                    rotated(self.inbox.id, j, self.inbox.msgs.len()),
+                );
             }
             Some(t) => {
                 self.eligible.remove(j);
@@ -122,7 +126,11 @@ impl GrpfReceiver {
                     break;
                 }
                 self.blocked.remove(j);
-                self.eligible.set(j, self.priority(j));
+                self.eligible.set_tie(
+                    j,
+                    self.priority(j),
+                    rotated(self.inbox.id, j, self.inbox.msgs.len()),
+                );
             }
             let Some((j, _)) = self.eligible.peek() else {
                 return;

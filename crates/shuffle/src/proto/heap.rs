@@ -140,6 +140,14 @@ impl IndexedHeap {
     }
 }
 
+/// The tie-break of node `id` for peer `j` of `n`: peers in increasing `(id + j) mod n`.
+/// Across nodes this is a Latin square (also when senders and receivers are disjoint blocks of
+/// indices, as in Figure 3.3), so nodes whose keys tie (deterministic priorities at the start
+/// of a shuffle) do not all pick the same peer. Pass it to `set_tie`.
+pub fn rotated(id: usize, j: usize, n: usize) -> u32 {
+    u32::MAX - ((id + j) % n) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,10 +2,10 @@
 //! minimum completion time over all links, in timesteps) is computed centrally and handed in.
 //! The fractional credit counter of the thesis is kept as each packet's release time,
 //! `ceil(k * Gamma / size)`; among released packets the earliest release goes first, and ties
-//! go to receiver `(id + j) mod n` in increasing order: across senders that is a Latin square,
-//! so senders whose messages are released together do not all pick the same receiver.
+//! go round from the sender's own index (`heap::rotated`): across senders that is a Latin
+//! square, so senders whose messages are released together do not all pick the same receiver.
 
-use super::heap::IndexedHeap;
+use super::heap::{rotated, IndexedHeap};
 use super::packet::{Kind, Packet};
 
 #[derive(Debug, Clone)]
@@ -52,9 +52,8 @@ impl MaddSender {
             return;
         }
         let at = self.release(j, self.sent[j]);
-        let n = self.total.len();
-        let tie = (self.id + j) % n;
-        self.ready.set_tie(j, u64::MAX - at, u32::MAX - tie as u32);
+        self.ready
+            .set_tie(j, u64::MAX - at, rotated(self.id, j, self.total.len()));
     }
 
     pub fn poll_send(&mut self, now: u64) -> Option<Packet> {

@@ -4,7 +4,7 @@
 //! takes the first granted packet, i.e. bandwidth redirection without a distance limit.
 
 use super::config::{Policy, Unscheduled};
-use super::heap::IndexedHeap;
+use super::heap::{rotated, IndexedHeap};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
 
@@ -132,12 +132,16 @@ impl GrantSender {
             self.ready.remove(j);
             return;
         }
-        let prio = match self.order {
-            SendOrder::Policy(p) => packet_priority(p, m.total, m.sent, m.seed, self.randomize),
-            SendOrder::LeastRecent => u64::MAX - m.last_sent,
-            SendOrder::ByReceiver => u64::MAX - j as u64,
-        };
-        self.ready.set(j, prio);
+        match self.order {
+            SendOrder::Policy(p) => {
+                let prio = packet_priority(p, m.total, m.sent, m.seed, self.randomize);
+                self.ready
+                    .set_tie(j, prio, rotated(self.id, j, self.msgs.len()));
+            }
+            // The strawmen keep index order on ties: every sender the same (Figures 3.3, 3.4).
+            SendOrder::LeastRecent => self.ready.set(j, u64::MAX - m.last_sent),
+            SendOrder::ByReceiver => self.ready.set(j, u64::MAX - j as u64),
+        }
     }
 
     /// Announcements (empty DATA packets) for messages without unscheduled packets, so their
