@@ -27,6 +27,9 @@ pub struct Sim {
     ports: Vec<Port>,
     active: Vec<u32>,
     rx: Vec<VecDeque<Packet>>,
+    /// Data packets host h processed in timestep `rx_stamp[h]`.
+    rx_used: Vec<u32>,
+    rx_stamp: Vec<u64>,
     scratch: Vec<Packet>,
     pub(crate) data_total: u64,
     pub(crate) data_done: u64,
@@ -120,6 +123,8 @@ impl Sim {
             ports,
             active: Vec::new(),
             rx: (0..n).map(|_| VecDeque::new()).collect(),
+            rx_used: vec![0; n],
+            rx_stamp: vec![u64::MAX; n],
             scratch: Vec::new(),
             data_total,
             data_done: 0,
@@ -230,6 +235,9 @@ impl Sim {
         let now = self.now;
         let mut moved = false;
         let mut delivered = 0u32;
+        if self.protocol == Protocol::Lockstep {
+            self.lockstep_barrier();
+        }
         // 1. Packets landing now.
         let landing = self.wheel.take(now);
         if !landing.is_empty() {
@@ -238,10 +246,23 @@ impl Sim {
         for e in &landing {
             let p = e.pkt;
             if e.at == HOST {
+                let h = p.dst as usize;
                 if p.kind == Kind::Data {
                     delivered += 1;
                 }
-                self.rx[p.dst as usize].push_back(p);
+                // A host receives before it grants or sends, and its receiving depends only
+                // on what lands now: take the packet at once unless a backlog is ahead of it
+                // or the host has used its processing budget.
+                if self.rx[h].is_empty() && (p.kind != Kind::Data || self.rx_room(h)) {
+                    let mut out = std::mem::take(&mut self.scratch);
+                    self.receive(h, p, &mut out);
+                    if !out.is_empty() {
+                        self.flush(h, &mut out);
+                    }
+                    self.scratch = out;
+                } else {
+                    self.rx[h].push_back(p);
+                }
                 continue;
             }
             let dst_rack = self.topo.rack_of[p.dst as usize];
@@ -265,33 +286,12 @@ impl Sim {
         self.wheel.restore(now, landing);
         self.down_series.push(delivered);
 
-        // 2. Nodes: receive, grant, send.
-        if self.protocol == Protocol::Lockstep {
-            self.lockstep_barrier();
-        }
+        // 2. Nodes: receive (backlogs), grant, send.
         let mut sent = 0u32;
         let mut out = std::mem::take(&mut self.scratch);
         for h in 0..self.n {
-            let mut budget = self.cfg.rx_rate;
-            while let Some(&p) = self.rx[h].front() {
-                if p.kind == Kind::Data {
-                    if budget == 0 {
-                        break;
-                    }
-                    budget -= 1;
-                    self.data_done += 1;
-                    self.last_rx = now;
-                    self.host_rx_end[h] = now + 1;
-                    if self.protocol == Protocol::Lockstep {
-                        let k = (p.dst as usize + self.n - p.src as usize) % self.n;
-                        self.step_left[k] -= 1;
-                    }
-                } else if p.kind == Kind::Grant && self.cfg.audit {
-                    let a = &mut self.allowed[p.dst as usize * self.n + p.src as usize];
-                    *a = (*a).max(p.seq);
-                }
-                self.rx[h].pop_front();
-                self.nodes[h].on_packet(&p, &mut out);
+            if !self.rx[h].is_empty() {
+                self.drain_rx(h, &mut out);
             }
             let before = out.len();
             self.nodes[h].poll_grants(&mut out);
@@ -357,6 +357,44 @@ impl Sim {
         }
         self.idle = if moved { 0 } else { self.idle + 1 };
         self.now += 1;
+    }
+
+    /// Whether host `h` may process another data packet this timestep.
+    fn rx_room(&mut self, h: usize) -> bool {
+        if self.rx_stamp[h] != self.now {
+            self.rx_stamp[h] = self.now;
+            self.rx_used[h] = 0;
+        }
+        self.rx_used[h] < self.cfg.rx_rate
+    }
+
+    /// Host `h` processes one packet.
+    fn receive(&mut self, h: usize, p: Packet, out: &mut Vec<Packet>) {
+        if p.kind == Kind::Data {
+            self.rx_used[h] += 1;
+            self.data_done += 1;
+            self.last_rx = self.now;
+            self.host_rx_end[h] = self.now + 1;
+            if self.protocol == Protocol::Lockstep {
+                let k = (p.dst as usize + self.n - p.src as usize) % self.n;
+                self.step_left[k] -= 1;
+            }
+        } else if p.kind == Kind::Grant && self.cfg.audit {
+            let a = &mut self.allowed[p.dst as usize * self.n + p.src as usize];
+            *a = (*a).max(p.seq);
+        }
+        self.nodes[h].on_packet(&p, out);
+    }
+
+    /// Host `h` works through its RX backlog: every control packet, data up to its budget.
+    fn drain_rx(&mut self, h: usize, out: &mut Vec<Packet>) {
+        while let Some(&p) = self.rx[h].front() {
+            if p.kind == Kind::Data && !self.rx_room(h) {
+                break;
+            }
+            self.rx[h].pop_front();
+            self.receive(h, p, out);
+        }
     }
 
     /// The lockstep barrier: once every packet of the current step has been received, all
