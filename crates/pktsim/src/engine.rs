@@ -38,6 +38,9 @@ pub struct Sim {
     pub(crate) host_rx_end: Vec<u64>,
     pub(crate) host_tx_end: Vec<u64>,
     pub(crate) up_series: Vec<u32>,
+    /// Messages completed in each timestep.
+    pub(crate) done_series: Vec<u32>,
+    pub(crate) messages: u64,
     pub(crate) down_series: Vec<u32>,
     occupancy: Vec<u64>,
     pub(crate) peak_switch: Vec<u64>,
@@ -132,6 +135,10 @@ impl Sim {
             host_rx_end: vec![0; n],
             host_tx_end: vec![0; n],
             up_series: Vec::with_capacity(lower as usize + 64),
+            done_series: Vec::with_capacity(lower as usize + 64),
+            messages: (0..n)
+                .map(|i| (0..n).filter(|&j| j != i && m.get(i, j) > 0).count() as u64)
+                .sum(),
             down_series: Vec::with_capacity(lower as usize + 64),
             occupancy: vec![0; topo.racks + 1],
             peak_switch: vec![0; topo.racks + 1],
@@ -238,6 +245,7 @@ impl Sim {
         if self.protocol == Protocol::Lockstep {
             self.lockstep_barrier();
         }
+        self.done_series.push(0);
         // 1. Packets landing now.
         let landing = self.wheel.take(now);
         if !landing.is_empty() {
@@ -383,7 +391,18 @@ impl Sim {
             let a = &mut self.allowed[p.dst as usize * self.n + p.src as usize];
             *a = (*a).max(p.seq);
         }
-        self.nodes[h].on_packet(&p, out);
+        if p.kind == Kind::Data {
+            let before = self.nodes[h].inbox().completed;
+            self.nodes[h].on_packet(&p, out);
+            if self.nodes[h].inbox().completed > before {
+                *self
+                    .done_series
+                    .last_mut()
+                    .expect("pushed at the start of the step") += 1;
+            }
+        } else {
+            self.nodes[h].on_packet(&p, out);
+        }
     }
 
     /// Host `h` works through its RX backlog: every control packet, data up to its budget.

@@ -41,6 +41,9 @@ pub struct SimReport {
     pub violations: u64,
     /// Aggregate uplink and downlink utilization over time, for the utilization chart.
     pub utilization: Vec<UtilSample>,
+    /// Fraction of the non-empty messages received in full by the end of each utilization
+    /// sample's interval (thesis Figure 6.3).
+    pub messages_done: Vec<f64>,
 }
 
 /// Fraction of host uplinks and downlinks carrying data at `time_s` (each in [0, 1]).
@@ -108,8 +111,25 @@ impl SimReport {
             complete,
             violations: sim.violations + errors,
             utilization: utilization(&sim.up_series, &sim.down_series, n, ts, cfg.util_samples),
+            messages_done: cumulative(&sim.done_series, sim.messages, cfg.util_samples),
         }
     }
+}
+
+/// Running fraction of `total` at the end of each of `samples` equal bins.
+fn cumulative(per_step: &[u32], total: u64, samples: usize) -> Vec<f64> {
+    if per_step.is_empty() || samples == 0 || total == 0 {
+        return Vec::new();
+    }
+    let width = per_step.len().div_ceil(samples);
+    let mut sum = 0u64;
+    per_step
+        .chunks(width)
+        .map(|c| {
+            sum += c.iter().map(|&x| x as u64).sum::<u64>();
+            sum as f64 / total as f64
+        })
+        .collect()
 }
 
 /// Averages the per-timestep counts over `samples` equal bins.

@@ -76,6 +76,10 @@ proptest! {
         let r = coflowkit_pktsim::run(&m, &cfg);
         prop_assert_eq!(r.violations, 0);
         prop_assert!(r.optimality <= 1.0 + 1e-9, "faster than the bound: {}", r.optimality);
+        prop_assert!(r.messages_done.windows(2).all(|w| w[0] <= w[1]));
+        if let Some(&f) = r.messages_done.last() {
+            prop_assert_eq!(f, 1.0);
+        }
         // Same seed, same result.
         prop_assert_eq!(coflowkit_pktsim::run(&m, &cfg), r);
     }
