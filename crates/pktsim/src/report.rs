@@ -30,6 +30,8 @@ pub struct SimReport {
     pub peak_tor_bytes: u64,
     pub peak_core_bytes: u64,
     pub data_packets: u64,
+    /// Data packets received (all of them when `complete`).
+    pub delivered_packets: u64,
     pub total_data_bytes: u64,
     pub timestep_s: f64,
     /// Packet arrivals at switches and hosts (data and control): the simulator's work.
@@ -105,6 +107,7 @@ impl SimReport {
             peak_tor_bytes: peak_tor * pb,
             peak_core_bytes: peak_core * pb,
             data_packets: sim.data_total,
+            delivered_packets: sim.data_done,
             total_data_bytes: bytes,
             timestep_s: ts,
             packet_hops: sim.hops,

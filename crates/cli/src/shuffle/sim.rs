@@ -87,10 +87,9 @@ pub fn run(args: SimArgs) -> Result<()> {
     }
     if !r.complete {
         bail!(
-            "{}: the shuffle did not finish within {} timesteps ({} of {} data packets delivered)",
+            "{}: the shuffle did not finish ({} of {} data packets delivered); raise --max-steps if it was only slow",
             r.protocol,
-            r.completion_steps,
-            "some",
+            r.delivered_packets,
             r.data_packets
         );
     }
@@ -110,11 +109,15 @@ fn print_report(r: &SimReport) {
     println!("nodes             {} in {} rack(s)", r.nodes, r.racks);
     println!("skewness          {:.3}", r.skewness);
     println!("data packets      {}", r.data_packets);
-    println!(
-        "completion        {:.4} ms ({} timesteps)",
-        r.completion_s * 1e3,
-        r.completion_steps
-    );
+    if r.complete {
+        println!(
+            "completion        {:.4} ms ({} timesteps)",
+            r.completion_s * 1e3,
+            r.completion_steps
+        );
+    } else {
+        println!("completion        did not finish");
+    }
     println!("throughput        {:.3} Gbps per node", r.throughput_gbps);
     println!(
         "bound             {:.3} Gbps (host {:.0}, core {:.0} timesteps)",
