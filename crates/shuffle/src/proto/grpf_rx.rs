@@ -87,17 +87,18 @@ impl GrpfReceiver {
     }
 
     /// Files message `j` under eligible, blocked, or neither (fully granted, or a constant
-    /// window that only its own next packet can reopen).
+    /// window that only its own next packet can reopen). The blocked heap is lazy: a message
+    /// that leaves it keeps a stale entry, which `poll_grants` re-files when it surfaces (the
+    /// eligible heap, the only one grants are drawn from, is always exact). This saves a heap
+    /// removal on nearly every data packet.
     fn place(&mut self, j: usize) {
         let m = &self.inbox.msgs[j];
         if m.granted >= m.total {
             self.eligible.remove(j);
-            self.blocked.remove(j);
             return;
         }
         match self.threshold(j) {
             Some(t) if self.rx_left <= t => {
-                self.blocked.remove(j);
                 self.eligible.set_tie(
                     j,
                     self.priority(j),
@@ -110,7 +111,6 @@ impl GrpfReceiver {
             }
             None => {
                 self.eligible.remove(j);
-                self.blocked.remove(j);
             }
         }
     }
@@ -126,11 +126,7 @@ impl GrpfReceiver {
                     break;
                 }
                 self.blocked.remove(j);
-                self.eligible.set_tie(
-                    j,
-                    self.priority(j),
-                    rotated(self.inbox.id, j, self.inbox.msgs.len()),
-                );
+                self.place(j); // eligible now, or blocked again on a fresh threshold below rx_left
             }
             let Some((j, _)) = self.eligible.peek() else {
                 return;

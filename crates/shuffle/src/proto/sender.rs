@@ -27,8 +27,9 @@ struct OutMsg {
     allowed: u32,
     unsched: u32,
     seed: u64,
-    /// Timestep + 1 of the last transmission (0: never), for `LeastRecent`.
-    last_sent: u64,
+    /// Timestep + 1 of the last transmission (0: never), for `LeastRecent` (saturates at
+    /// 2^32 - 1; a u32 keeps the record at 32 bytes).
+    last_sent: u32,
     acked: bool,
 }
 
@@ -139,7 +140,7 @@ impl GrantSender {
                     .set_tie(j, prio, rotated(self.id, j, self.msgs.len()));
             }
             // The strawmen keep index order on ties: every sender the same (Figures 3.3, 3.4).
-            SendOrder::LeastRecent => self.ready.set(j, u64::MAX - m.last_sent),
+            SendOrder::LeastRecent => self.ready.set(j, u64::MAX - m.last_sent as u64),
             SendOrder::ByReceiver => self.ready.set(j, u64::MAX - j as u64),
         }
     }
@@ -193,7 +194,7 @@ impl GrantSender {
             seed: m.seed,
         };
         m.sent += 1;
-        m.last_sent = now + 1;
+        m.last_sent = (now + 1).min(u32::MAX as u64) as u32;
         self.reschedule(j);
         Some(p)
     }
