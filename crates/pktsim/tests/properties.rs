@@ -9,8 +9,8 @@ use coflowkit_shuffle::proto::{GrantStart, Rounding, RxBasis, Unscheduled, Windo
 use proptest::prelude::*;
 
 fn arb_matrix() -> impl Strategy<Value = PacketMatrix> {
-    (2usize..7).prop_flat_map(|n| {
-        proptest::collection::vec(prop_oneof![3 => Just(0u64), 5 => 1u64..30], n * n)
+    (2usize..10).prop_flat_map(|n| {
+        proptest::collection::vec(prop_oneof![3 => Just(0u64), 5 => 1u64..40], n * n)
             .prop_map(move |packets| PacketMatrix { n, packets })
     })
 }
