@@ -7,6 +7,7 @@ mod fetch;
 mod plot;
 mod report;
 mod sched_args;
+mod shuffle;
 mod sim;
 mod trace_cmd;
 
@@ -36,6 +37,9 @@ enum Command {
     /// BASHuffler fetch-source selection: pull-based shuffle simulation, max-min rates.
     #[command(subcommand)]
     Fetch(fetch::FetchCmd),
+    /// Flash-burst shuffles: generate shuffle matrices, simulate protocols packet by packet.
+    #[command(subcommand)]
+    Shuffle(shuffle::ShuffleCmd),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
         Command::Trace(c) => trace_cmd::run(c),
         Command::Bench(a) => bench::run(a),
         Command::Fetch(c) => fetch::run(c),
+        Command::Shuffle(c) => shuffle::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,36 @@
+//! `coflowkit shuffle ...`: shuffle matrices and the packet-level simulator.
+
+mod gen;
+mod matrix_args;
+mod sim;
+mod sim_opts;
+mod stats;
+mod sweep;
+mod sweep_plot;
+mod sweep_rows;
+
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum ShuffleCmd {
+    /// Generate a seeded shuffle matrix in whole packets.
+    Gen(gen::GenArgs),
+    /// Nodes, bytes, skewness and bound of a shuffle matrix.
+    Stats(stats::StatsArgs),
+    /// Simulate one shuffle packet by packet under one protocol.
+    Sim(sim::SimArgs),
+    /// Many seeded runs over a range of skewness, in parallel; CSV and charts.
+    Sweep(sweep::SweepArgs),
+    /// Simulator speed: one large shuffle timed in a release build.
+    Bench(sim::BenchArgs),
+}
+
+pub fn run(cmd: ShuffleCmd) -> anyhow::Result<()> {
+    match cmd {
+        ShuffleCmd::Gen(a) => gen::run(a),
+        ShuffleCmd::Stats(a) => stats::run(a),
+        ShuffleCmd::Sim(a) => sim::run(a),
+        ShuffleCmd::Sweep(a) => sweep::run(a),
+        ShuffleCmd::Bench(a) => sim::bench(a),
+    }
+}

@@ -1,0 +1,217 @@
+//! `coflowkit shuffle sim`: one shuffle, packet by packet, under one protocol; and
+//! `coflowkit shuffle bench`: how fast the simulator runs (release builds only make sense).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_pktsim::{try_run, SimReport};
+use coflowkit_shuffle::matrix::{generate_with, read_packet_matrix, GenSpec, PacketMatrix};
+use serde::Serialize;
+
+use super::matrix_args::MatrixArgs;
+use super::sim_opts::SimOpts;
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// A packet matrix file (as written by `shuffle gen`); otherwise one is generated.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "skew"])]
+    pub matrix: Option<PathBuf>,
+    /// Nodes of the generated matrix.
+    #[arg(long, default_value_t = 160)]
+    pub nodes: usize,
+    /// Message skewness of the generated matrix, in [0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    pub skew: f64,
+    /// grpf, grpt, srpt, hadoop (with --connections) or hadoop-C, madd, lockstep, push-rr,
+    /// push-blocks.
+    #[arg(long, short, default_value = "grpf")]
+    pub protocol: String,
+    /// Seed of the matrix and of every random choice in the run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the full report (with the utilization series) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub gen: MatrixArgs,
+    #[command(flatten)]
+    pub sim: SimOpts,
+}
+
+/// The matrix a run uses: read from `--matrix` or generated from the flags.
+fn matrix(
+    path: &Option<PathBuf>,
+    nodes: usize,
+    skew: f64,
+    seed: u64,
+    gen: &MatrixArgs,
+) -> Result<PacketMatrix> {
+    match path {
+        Some(p) => Ok(read_packet_matrix(p)?),
+        None => {
+            let spec = GenSpec {
+                nodes,
+                skew,
+                avg_packets: gen.avg_packets,
+                generator: gen.generator(),
+                seed,
+            };
+            Ok(generate_with(&spec, &gen.options()?)?.packets)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    seed: u64,
+    #[serde(flatten)]
+    report: &'a SimReport,
+}
+
+pub fn run(args: SimArgs) -> Result<()> {
+    let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
+    let cfg = args.sim.to_config(&args.protocol, args.seed)?;
+    if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
+        eprintln!("{cfg:?}");
+    }
+    let r = try_run(&m, &cfg)?;
+    print_report(&r);
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&JsonOut {
+            seed: args.seed,
+            report: &r,
+        })?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if !r.complete {
+        bail!(
+            "{}: the shuffle did not finish ({} of {} data packets delivered); raise --max-steps if it was only slow",
+            r.protocol,
+            r.delivered_packets,
+            r.data_packets
+        );
+    }
+    if r.violations > 0 {
+        bail!(
+            "{}: {} protocol invariant violations",
+            r.protocol,
+            r.violations
+        );
+    }
+    Ok(())
+}
+
+fn print_report(r: &SimReport) {
+    let kb = |b: u64| b as f64 / 1000.0;
+    println!("protocol          {}", r.protocol);
+    println!("nodes             {} in {} rack(s)", r.nodes, r.racks);
+    println!("skewness          {:.3}", r.skewness);
+    println!("data packets      {}", r.data_packets);
+    if r.complete {
+        println!(
+            "completion        {:.4} ms ({} timesteps)",
+            r.completion_s * 1e3,
+            r.completion_steps
+        );
+    } else {
+        println!("completion        did not finish");
+    }
+    println!("throughput        {:.3} Gbps per node", r.throughput_gbps);
+    println!(
+        "bound             {:.3} Gbps (host {:.0}, core {:.0} timesteps)",
+        r.bound_gbps, r.ideal_bound_steps, r.core_bound_steps
+    );
+    println!("optimality        {:.4}", r.optimality);
+    println!(
+        "peak buffer       {:.1} KB in one switch (ToR {:.1} KB, core {:.1} KB); {:.1} KB in one port",
+        kb(r.peak_buffer_bytes),
+        kb(r.peak_tor_bytes),
+        kb(r.peak_core_bytes),
+        kb(r.peak_port_bytes)
+    );
+    println!("invariant breaks  {}", r.violations);
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// A packet matrix file instead of a generated one (for comparing builds).
+    #[arg(long, value_name = "FILE")]
+    pub matrix: Option<PathBuf>,
+    #[arg(long, default_value_t = 320)]
+    pub nodes: usize,
+    #[arg(long, default_value_t = 0.5)]
+    pub skew: f64,
+    #[arg(long, short, default_value = "grpf")]
+    pub protocol: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Runs; the table reports the fastest and the median.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub gen: MatrixArgs,
+    #[command(flatten)]
+    pub sim: SimOpts,
+}
+
+/// Times `run` alone (the matrix is generated once, outside the clock).
+pub fn bench(args: BenchArgs) -> Result<()> {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: debug build; run `cargo run --release -- shuffle bench` for real numbers"
+        );
+    }
+    let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
+    let cfg = args.sim.to_config(&args.protocol, args.seed)?;
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
+    let mut last = None;
+    for _ in 0..args.repeat.max(1) {
+        let (t, c) = (Instant::now(), thread_cpu_s());
+        let r = try_run(&m, &cfg)?;
+        walls.push(t.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (c, thread_cpu_s()) {
+            cpus.push(b - a);
+        }
+        last = Some(r);
+    }
+    let r = last.expect("one run");
+    walls.sort_by(f64::total_cmp);
+    cpus.sort_by(f64::total_cmp);
+    let (best, median) = (walls[0], walls[walls.len() / 2]);
+    println!(
+        "{} nodes, {} racks, skewness {:.3}, {}: {} data packets, {} packet-hops, {} timesteps, optimality {:.4}",
+        r.nodes,
+        r.racks,
+        r.skewness,
+        r.protocol,
+        r.data_packets,
+        r.packet_hops,
+        r.completion_steps,
+        r.optimality
+    );
+    println!(
+        "wall: best {:.3} s, median {:.3} s over {} runs; {:.2} M packet-hops/s, {:.2} M data packets/s (best)",
+        best,
+        median,
+        walls.len(),
+        r.packet_hops as f64 / best / 1e6,
+        r.data_packets as f64 / best / 1e6
+    );
+    if let (Some(c), Some(cm)) = (cpus.first(), cpus.get(cpus.len() / 2)) {
+        println!(
+            "cpu:  best {c:.3} s, median {cm:.3} s (this thread; wall exceeds it when the cores are shared); {:.2} M packet-hops per CPU-second",
+            r.packet_hops as f64 / c / 1e6
+        );
+    }
+    Ok(())
+}
+
+/// CPU time of the calling thread (Linux: /proc/thread-self/schedstat, nanoseconds on CPU).
+fn thread_cpu_s() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}

@@ -1,0 +1,288 @@
+//! Simulation options shared by `shuffle sim` and `shuffle sweep`: flattened into both
+//! commands so they accept the same flags. Every protocol and simulator switch is a flag; the
+//! defaults are the thesis' full GRPF in an ideal network (docs/flash-shuffle.md).
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use coflowkit_pktsim::{LocalBytes, Placement, Priorities, SimConfig};
+use coflowkit_shuffle::proto::{
+    GrantOptions, GrantStart, Policy, Protocol, Rounding, RxBasis, Unscheduled, Window,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrioArg {
+    /// One FIFO per port: grants queue behind data.
+    None,
+    /// ToR ports facing hosts (Prio@Edge).
+    Edge,
+    /// Every switch port (Prio@Core).
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WindowArg {
+    /// max_out_grants x msg_rem / rx_rem (Eq. 3.8).
+    ProRata,
+    /// --window-packets grants per message (ConstGrWndLim).
+    Const,
+    /// No per-message limit.
+    Unlimited,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RoundingArg {
+    /// max(1, floor(...)) as in the text of §3.4.
+    Floor,
+    /// ceil(...) as in Listing 2.
+    Ceil,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UnschedArg {
+    None,
+    /// One RTT per sender, split over its messages pro rata (ProRataUnschedPkts).
+    ProRata,
+    /// The first --unsched-packets of every message (ConstUnschedPkts, Homa's RTTbytes).
+    PerMessage,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BasisArg {
+    /// Receiver priority from packets received (Listing 3).
+    Received,
+    /// Receiver priority from packets granted.
+    Granted,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StartArg {
+    /// Grant as soon as a message's first packet arrives (full protocol).
+    FirstPacket,
+    /// Grant only after hearing from every sender (basic protocol, §3.1.5).
+    AllSenders,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnnounceArg {
+    All,
+    Unscheduled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlacementArg {
+    Random,
+    Block,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LocalArg {
+    /// Diagonal (local) data counts in total bytes: the ideal optimum is the line rate.
+    Count,
+    /// Only bytes that cross the network count.
+    Exclude,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SimOpts {
+    /// Racks of hosts around one logical core switch (hosts per rack = nodes / racks).
+    #[arg(long, default_value_t = 1, help_heading = "Network")]
+    pub racks: usize,
+    /// ToR-core bandwidth as a fraction of a rack's host bandwidth (0.5 = 2:1 oversubscribed).
+    #[arg(long, default_value_t = 1.0, help_heading = "Network")]
+    pub core: f64,
+    /// Host link speed in Gbps.
+    #[arg(long, default_value_t = 25.0, help_heading = "Network")]
+    pub host_gbps: f64,
+    /// Full data packet size in bytes (one timestep = one packet at the host rate).
+    #[arg(long, default_value_t = 1500, help_heading = "Network")]
+    pub packet_bytes: u32,
+    /// Timesteps per hop (2: RTT 8 inside a rack, 16 across).
+    #[arg(long, default_value_t = 2, help_heading = "Network")]
+    pub hop_latency: u32,
+    /// Data packets a host processes per timestep.
+    #[arg(long, default_value_t = 3, help_heading = "Network")]
+    pub rx_rate: u32,
+    /// Switch ports that send control packets ahead of data [default: edge; none with --baseline].
+    #[arg(long, value_enum, help_heading = "Network")]
+    pub priorities: Option<PrioArg>,
+    /// How nodes are placed in racks.
+    #[arg(long, value_enum, default_value = "random", help_heading = "Network")]
+    pub placement: PlacementArg,
+    /// Whether local (diagonal) data counts in the throughput's total bytes.
+    #[arg(long, value_enum, default_value = "count", help_heading = "Network")]
+    pub local_bytes: LocalArg,
+
+    /// Start from the ablation's baseline protocol (§6.1.2): 1 RTT outstanding, constant
+    /// windows, no randomization, no unscheduled data, no network priorities.
+    #[arg(long, help_heading = "Protocol")]
+    pub baseline: bool,
+    /// Connections per receiver for `--protocol hadoop`.
+    #[arg(long, default_value_t = 5, help_heading = "Protocol")]
+    pub connections: u32,
+    /// RTTpackets: grants that keep one link busy [default: the longest RTT in timesteps: 8 in
+    /// one rack, 16 across racks, with the default hop latency].
+    #[arg(long, help_heading = "Protocol")]
+    pub rtt_packets: Option<u32>,
+    /// Degree of overcommitment (max outstanding grants = this x RTTpackets) [default: 10; 1 with --baseline].
+    #[arg(long, help_heading = "Protocol")]
+    pub overcommit: Option<u32>,
+    /// Per-message grant window [default: pro-rata; const with --baseline].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub window: Option<WindowArg>,
+    /// Grants per message for `--window const` [default: RTTpackets].
+    #[arg(long, help_heading = "Protocol")]
+    pub window_packets: Option<u32>,
+    /// Rounding of the pro rata window [default: floor].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub window_rounding: Option<RoundingArg>,
+    /// Randomized packet priorities with shared seeds: on or off [default: on; off with --baseline].
+    #[arg(long, help_heading = "Protocol")]
+    pub randomize: Option<bool>,
+    /// Unscheduled data [default: pro-rata; none with --baseline].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub unscheduled: Option<UnschedArg>,
+    /// Unscheduled packets per sender (pro-rata) or per message [default: RTTpackets].
+    #[arg(long, help_heading = "Protocol")]
+    pub unsched_packets: Option<u32>,
+    /// What the receiver's priority is computed from [default: received].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub rx_priority: Option<BasisArg>,
+    /// When a GRPF receiver starts granting [default: all-senders].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub grant_start: Option<StartArg>,
+    /// Which messages a GRPF sender announces at time 0: all (so receivers know their total
+    /// after one one-way delay) or only those without unscheduled packets (the thesis' text:
+    /// the others announce themselves with their first unscheduled packet) [default: all].
+    #[arg(long, value_enum, help_heading = "Protocol")]
+    pub announce: Option<AnnounceArg>,
+    /// Lockstep: timesteps a barrier costs beyond noticing the step is done.
+    #[arg(long, default_value_t = 0, help_heading = "Protocol")]
+    pub barrier_steps: u32,
+
+    /// Points in the utilization series.
+    #[arg(long, default_value_t = 200, help_heading = "Output")]
+    pub util_samples: usize,
+    /// Skip the per-packet invariant checks (a little faster).
+    #[arg(long, help_heading = "Output")]
+    pub no_audit: bool,
+    /// Give up after this many timesteps [default: 50 x the bound + 100000].
+    #[arg(long, help_heading = "Output")]
+    pub max_steps: Option<u64>,
+}
+
+impl SimOpts {
+    /// The protocol name `protocol` stands for: `hadoop` takes `--connections`.
+    pub fn protocol_name(&self, protocol: &str) -> String {
+        if protocol.eq_ignore_ascii_case("hadoop") {
+            format!("hadoop-{}", self.connections)
+        } else {
+            protocol.to_string()
+        }
+    }
+
+    /// The simulator configuration for one run of `protocol` (a name such as `grpf`,
+    /// `hadoop-5`, `madd`) with `seed`.
+    pub fn to_config(&self, protocol: &str, seed: u64) -> Result<SimConfig> {
+        let name = self.protocol_name(protocol);
+        let rtt = self
+            .rtt_packets
+            .unwrap_or_else(|| longest_rtt(self.racks, self.hop_latency));
+        let parsed = Protocol::parse(&name)?;
+        let policy = match parsed {
+            Protocol::Grant(p) => p,
+            _ => Policy::Grpf,
+        };
+        let mut g = if self.baseline {
+            GrantOptions::baseline(policy)
+        } else {
+            GrantOptions {
+                policy,
+                ..GrantOptions::default()
+            }
+        };
+        g.rtt_packets = rtt;
+        if self.baseline {
+            g.window = Window::Const(rtt);
+        }
+        if let Some(o) = self.overcommit {
+            g.overcommit = o;
+        }
+        if let Some(w) = self.window {
+            g.window = match w {
+                WindowArg::ProRata => Window::ProRata,
+                WindowArg::Const => Window::Const(self.window_packets.unwrap_or(rtt)),
+                WindowArg::Unlimited => Window::Unlimited,
+            };
+        } else if self.window_packets.is_some() {
+            bail!("--window-packets needs --window const");
+        }
+        if let Some(r) = self.window_rounding {
+            g.rounding = match r {
+                RoundingArg::Floor => Rounding::FloorMax1,
+                RoundingArg::Ceil => Rounding::Ceil,
+            };
+        }
+        if let Some(r) = self.randomize {
+            g.randomize = r;
+        }
+        if let Some(u) = self.unscheduled {
+            g.unscheduled = match u {
+                UnschedArg::None => Unscheduled::None,
+                UnschedArg::ProRata => Unscheduled::ProRata,
+                UnschedArg::PerMessage => Unscheduled::PerMessage,
+            };
+        }
+        g.unsched_budget = self.unsched_packets.unwrap_or(rtt);
+        if let Some(b) = self.rx_priority {
+            g.rx_basis = match b {
+                BasisArg::Received => RxBasis::Received,
+                BasisArg::Granted => RxBasis::Granted,
+            };
+        }
+        if let Some(st) = self.grant_start {
+            g.start = match st {
+                StartArg::FirstPacket => GrantStart::FirstPacket,
+                StartArg::AllSenders => GrantStart::AllSenders,
+            };
+        }
+        if let Some(a) = self.announce {
+            g.announce_all = a == AnnounceArg::All;
+        }
+        let default_prio = if self.baseline {
+            PrioArg::None
+        } else {
+            PrioArg::Edge
+        };
+        let mut c = SimConfig::new(self.racks, &name, seed);
+        c.grant = g;
+        c.core_fraction = self.core;
+        c.host_gbps = self.host_gbps;
+        c.packet_bytes = self.packet_bytes;
+        c.hop_latency = self.hop_latency;
+        c.rx_rate = self.rx_rate;
+        c.priorities = match self.priorities.unwrap_or(default_prio) {
+            PrioArg::None => Priorities::None,
+            PrioArg::Edge => Priorities::Edge,
+            PrioArg::All => Priorities::All,
+        };
+        c.placement = match self.placement {
+            PlacementArg::Random => Placement::Random,
+            PlacementArg::Block => Placement::Block,
+        };
+        c.local_bytes = match self.local_bytes {
+            LocalArg::Count => LocalBytes::Count,
+            LocalArg::Exclude => LocalBytes::Exclude,
+        };
+        c.barrier_steps = self.barrier_steps;
+        c.util_samples = self.util_samples;
+        c.audit = !self.no_audit;
+        c.max_steps = self.max_steps.unwrap_or(0);
+        Ok(c)
+    }
+}
+
+/// Round-trip time in timesteps of the longest path: 4 hops each way across racks, 2 inside one.
+fn longest_rtt(racks: usize, hop_latency: u32) -> u32 {
+    let hops = if racks > 1 { 4 } else { 2 };
+    2 * hops * hop_latency
+}

@@ -1,0 +1,123 @@
+//! `coflowkit shuffle sim` as users meet it: the JSON contract, matrix files, protocol names,
+//! and clear errors.
+
+use std::process::{Command, Output};
+
+fn coflowkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args(args)
+        .output()
+        .expect("run coflowkit")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn generated_run_writes_the_json_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "24",
+        "--racks",
+        "2",
+        "--skew",
+        "0.5",
+        "--protocol",
+        "grpf",
+        "--seed",
+        "7",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for word in [
+        "throughput",
+        "bound",
+        "optimality",
+        "peak buffer",
+        "completion",
+    ] {
+        assert!(stdout.contains(word), "{word} missing from\n{stdout}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["protocol"], "grpf");
+    assert_eq!(v["nodes"], 24);
+    let skew = v["skewness"].as_f64().unwrap();
+    assert!((skew - 0.5).abs() < 0.05, "skewness {skew}");
+    let opt = v["optimality"].as_f64().unwrap();
+    assert!(opt > 0.5 && opt <= 1.0, "optimality {opt}");
+    let ratio = v["throughput_gbps"].as_f64().unwrap() / v["bound_gbps"].as_f64().unwrap();
+    assert!((ratio - opt).abs() < 1e-9);
+    assert!(v["completion_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["violations"], 0);
+    assert!(!v["utilization"].as_array().unwrap().is_empty());
+    // Same seed, same numbers.
+    let again = coflowkit(&[
+        "shuffle", "sim", "--nodes", "24", "--racks", "2", "--skew", "0.5", "--seed", "7",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&again.stdout), stdout);
+}
+
+#[test]
+fn matrix_file_with_hadoop_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.txt");
+    let out = coflowkit(&[
+        "shuffle",
+        "gen",
+        "--nodes",
+        "12",
+        "--skew",
+        "0.3",
+        "--seed",
+        "3",
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = dir.path().join("h.json");
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--matrix",
+        m.to_str().unwrap(),
+        "--protocol",
+        "hadoop",
+        "--connections",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["protocol"], "hadoop-3");
+    assert_eq!(v["nodes"], 12);
+}
+
+#[test]
+fn bad_input_exits_nonzero_with_a_reason() {
+    let out = coflowkit(&["shuffle", "sim", "--nodes", "8", "--protocol", "tcp"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("unknown protocol `tcp`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = coflowkit(&["shuffle", "sim", "--nodes", "8", "--racks", "9"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("racks"), "{}", stderr(&out));
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "2\n0 x\n1 0\n").unwrap();
+    let out = coflowkit(&["shuffle", "sim", "--matrix", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("bad.txt"), "{}", stderr(&out));
+}

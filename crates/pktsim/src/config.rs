@@ -1,0 +1,146 @@
+//! The simulator's settings: the network (thesis ch. 4 and §6 defaults) and the protocol.
+//! Every default is argued in docs/flash-shuffle.md.
+
+use coflowkit_shuffle::proto::{GrantOptions, Protocol, ProtocolError};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Which switch output ports serve control packets ahead of data (thesis §3.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Priorities {
+    /// One FIFO per port: grants queue behind data (the ablation's baseline).
+    None,
+    /// ToR ports facing hosts only (`Prio@Edge`, the default GRPF).
+    Edge,
+    /// Every output port of every switch (`Prio@Core`).
+    All,
+}
+
+/// How nodes are placed in racks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Placement {
+    /// Node i in rack i / hosts_per_rack.
+    Block,
+    /// A seeded random permutation (the thesis' limited-core runs).
+    Random,
+}
+
+/// Whether the diagonal (local data, never sent) counts in `total_data_bytes` (spec §13.13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LocalBytes {
+    Count,
+    Exclude,
+}
+
+/// One simulation's settings. `protocol` is a name such as `grpf`, `hadoop-5`, `madd`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    pub racks: usize,
+    pub protocol: String,
+    pub seed: u64,
+    /// Options of the grant-based protocols (GRPF family; Hadoop-C uses `rtt_packets`).
+    pub grant: GrantOptions,
+    /// Host link speed; one timestep is one full packet at this rate.
+    pub host_gbps: f64,
+    pub packet_bytes: u32,
+    /// ToR-core bandwidth as a fraction of the rack's aggregate host bandwidth.
+    pub core_fraction: f64,
+    /// Timesteps per hop: 2 gives RTT 8 inside a rack (4 hops) and 16 across (8 hops).
+    pub hop_latency: u32,
+    /// Data packets a host processes per timestep (control packets are unlimited).
+    pub rx_rate: u32,
+    pub priorities: Priorities,
+    pub placement: Placement,
+    pub local_bytes: LocalBytes,
+    /// Timesteps between the end of one lockstep step and the start of the next.
+    pub barrier_steps: u32,
+    /// Points in the utilization series.
+    pub util_samples: usize,
+    /// Check the protocol invariants on every packet (cheap; on by default).
+    pub audit: bool,
+    /// Give up after this many timesteps (0: 50 x the bound + 100,000).
+    pub max_steps: u64,
+}
+
+impl SimConfig {
+    /// Defaults of thesis §6 for `protocol` on `racks` racks.
+    pub fn new(racks: usize, protocol: &str, seed: u64) -> Self {
+        SimConfig {
+            racks,
+            protocol: protocol.to_string(),
+            seed,
+            grant: GrantOptions::default(),
+            host_gbps: 25.0,
+            packet_bytes: 1500,
+            core_fraction: 1.0,
+            hop_latency: 2,
+            rx_rate: 3,
+            priorities: Priorities::Edge,
+            placement: Placement::Random,
+            local_bytes: LocalBytes::Count,
+            barrier_steps: 0,
+            util_samples: 200,
+            audit: true,
+            max_steps: 0,
+        }
+    }
+
+    /// Seconds per timestep (0.48 us for 1500 B at 25 Gbps).
+    pub fn timestep_s(&self) -> f64 {
+        self.packet_bytes as f64 * 8.0 / (self.host_gbps * 1e9)
+    }
+
+    /// Checks the settings against a matrix of `nodes` nodes.
+    pub fn validate(&self, nodes: usize) -> Result<Protocol, SimError> {
+        let p = Protocol::parse(&self.protocol)?;
+        let bad = |field: &'static str, why: String| Err(SimError::Config { field, why });
+        if nodes < 2 {
+            return bad(
+                "nodes",
+                format!("a shuffle needs at least 2 nodes, got {nodes}"),
+            );
+        }
+        if self.racks == 0 || self.racks > nodes {
+            return bad(
+                "racks",
+                format!(
+                    "must be in 1..={nodes} (the node count), got {}",
+                    self.racks
+                ),
+            );
+        }
+        if !(self.core_fraction > 0.0 && self.core_fraction.is_finite()) {
+            return bad(
+                "core",
+                format!("must be a positive fraction, got {}", self.core_fraction),
+            );
+        }
+        if self.hop_latency == 0 {
+            return bad("hop-latency", "must be at least 1 timestep".into());
+        }
+        if self.rx_rate == 0 {
+            return bad("rx-rate", "must be at least 1 packet per timestep".into());
+        }
+        if !(self.host_gbps.is_finite() && self.host_gbps > 0.0 && self.packet_bytes > 0) {
+            return bad(
+                "host-gbps",
+                "link speed and packet size must be positive".into(),
+            );
+        }
+        if self.grant.rtt_packets == 0 || self.grant.overcommit == 0 {
+            return bad(
+                "rtt-packets",
+                "RTTpackets and the overcommitment degree must be at least 1".into(),
+            );
+        }
+        Ok(p)
+    }
+}
+
+#[derive(Debug, Error, PartialEq)]
+pub enum SimError {
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    #[error("invalid setting `{field}`: {why}")]
+    Config { field: &'static str, why: String },
+}

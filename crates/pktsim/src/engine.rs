@@ -1,0 +1,444 @@
+//! The discrete-time loop of thesis Listing 4. Each timestep: packets landing now are
+//! delivered (to a switch output queue or a host's RX queue); every node receives (all control
+//! packets, up to `rx_rate` data packets), grants, then sends at most one data packet; every
+//! busy switch port forwards what its capacity allows. Receiving before granting and granting
+//! before sending makes a grant-to-data loop exactly 4 hops: RTT = 8 timesteps in a rack.
+
+use std::collections::VecDeque;
+
+use coflowkit_shuffle::matrix::PacketMatrix;
+use coflowkit_shuffle::proto::{Kind, Node, NodeSpec, Packet, Protocol};
+
+use crate::bounds::Bounds;
+use crate::config::{Priorities, SimConfig, SimError};
+use crate::network::{Port, Wheel, HOST};
+use crate::topology::Topology;
+
+/// A simulation in progress. `run` drives one to the end; tests can step it.
+pub struct Sim {
+    pub(crate) cfg: SimConfig,
+    pub(crate) protocol: Protocol,
+    pub(crate) topo: Topology,
+    pub(crate) bounds: Bounds,
+    n: usize,
+    now: u64,
+    nodes: Vec<Node>,
+    wheel: Wheel,
+    ports: Vec<Port>,
+    active: Vec<u32>,
+    rx: Vec<VecDeque<Packet>>,
+    /// Data packets host h processed in timestep `rx_stamp[h]`.
+    rx_used: Vec<u32>,
+    rx_stamp: Vec<u64>,
+    scratch: Vec<Packet>,
+    pub(crate) data_total: u64,
+    pub(crate) data_done: u64,
+    pub(crate) last_rx: u64,
+    /// Per host: timestep + 1 of its last data packet received and sent (0: none).
+    pub(crate) host_rx_end: Vec<u64>,
+    pub(crate) host_tx_end: Vec<u64>,
+    pub(crate) up_series: Vec<u32>,
+    /// Messages completed in each timestep.
+    pub(crate) done_series: Vec<u32>,
+    pub(crate) messages: u64,
+    pub(crate) down_series: Vec<u32>,
+    occupancy: Vec<u64>,
+    pub(crate) peak_switch: Vec<u64>,
+    pub(crate) peak_port: u64,
+    pub(crate) hops: u64,
+    /// Audit: packets each sender has been allowed (max cumulative grant seen), per message.
+    allowed: Vec<u32>,
+    pub(crate) violations: u64,
+    step_left: Vec<u64>,
+    cur_step: usize,
+    barrier_due: Option<u64>,
+    idle: u64,
+    idle_limit: u64,
+    max_steps: u64,
+}
+
+impl Sim {
+    pub fn new(m: &PacketMatrix, cfg: &SimConfig) -> Result<Sim, SimError> {
+        let protocol = cfg.validate(m.n)?;
+        let n = m.n;
+        let topo = Topology::new(n, cfg.racks, cfg.placement, cfg.seed);
+        let core_milli = topo.core_milli(cfg.core_fraction);
+        let bounds = Bounds::new(m, &topo, core_milli);
+        let gamma = bounds.lower();
+        let mut nodes = Vec::with_capacity(n);
+        let mut data_total = 0;
+        for i in 0..n {
+            let expected = (0..n).filter(|&s| s != i && m.get(s, i) > 0).count() as u32;
+            let row = &m.packets[i * n..(i + 1) * n];
+            data_total += row
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, &x)| x)
+                .sum::<u64>();
+            nodes.push(Node::new(&NodeSpec {
+                id: i,
+                out_sizes: row,
+                expected_in: expected,
+                protocol: &protocol,
+                grant: &cfg.grant,
+                madd_gamma: (gamma.num, gamma.den),
+                seed: cfg.seed,
+            }));
+        }
+        let r = topo.racks as u32;
+        let mut ports = Vec::with_capacity(topo.ports());
+        let edge = cfg.priorities != Priorities::None;
+        let core = cfg.priorities == Priorities::All;
+        for i in 0..n {
+            ports.push(Port::new(edge, 1000, HOST, topo.rack(i) as u32));
+        }
+        for rack in 0..r {
+            let mut up = Port::new(core, core_milli, r, rack);
+            // At most one data packet per host of the rack reaches its uplink per timestep.
+            up.never_queues = core_milli >= 1000 * topo.hosts_per_rack as u64;
+            ports.push(up);
+        }
+        for rack in 0..r {
+            ports.push(Port::new(core, core_milli, rack, r));
+        }
+        let mut step_left = vec![0u64; n + 1];
+        if protocol == Protocol::Lockstep {
+            for i in 0..n {
+                for (k, left) in step_left.iter_mut().enumerate().take(n).skip(1) {
+                    *left += m.get(i, (i + k) % n);
+                }
+            }
+        }
+        let lower = gamma.value().ceil() as u64;
+        let max_steps = if cfg.max_steps > 0 {
+            cfg.max_steps
+        } else {
+            50 * lower + 100_000
+        };
+        let mut sim = Sim {
+            cfg: cfg.clone(),
+            protocol,
+            n,
+            now: 0,
+            nodes,
+            wheel: Wheel::new(cfg.hop_latency, 4),
+            ports,
+            active: Vec::new(),
+            rx: (0..n).map(|_| VecDeque::new()).collect(),
+            rx_used: vec![0; n],
+            rx_stamp: vec![u64::MAX; n],
+            scratch: Vec::new(),
+            data_total,
+            data_done: 0,
+            last_rx: 0,
+            host_rx_end: vec![0; n],
+            host_tx_end: vec![0; n],
+            up_series: Vec::with_capacity(lower as usize + 64),
+            done_series: Vec::with_capacity(lower as usize + 64),
+            messages: (0..n)
+                .map(|i| (0..n).filter(|&j| j != i && m.get(i, j) > 0).count() as u64)
+                .sum(),
+            down_series: Vec::with_capacity(lower as usize + 64),
+            occupancy: vec![0; topo.racks + 1],
+            peak_switch: vec![0; topo.racks + 1],
+            peak_port: 0,
+            hops: 0,
+            allowed: if cfg.audit {
+                vec![0; n * n]
+            } else {
+                Vec::new()
+            },
+            violations: 0,
+            step_left,
+            cur_step: 1,
+            barrier_due: Some(0),
+            idle: 0,
+            idle_limit: (2 * lower).max(10_000),
+            max_steps,
+            topo,
+            bounds,
+        };
+        for i in 0..n {
+            let mut out = std::mem::take(&mut sim.scratch);
+            sim.nodes[i].start(&mut out);
+            sim.flush(i, &mut out);
+            sim.scratch = out;
+        }
+        Ok(sim)
+    }
+
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Timestep after the last data packet host `i` received and sent (0: none).
+    pub fn host_ends(&self, i: usize) -> (u64, u64) {
+        (self.host_rx_end[i], self.host_tx_end[i])
+    }
+
+    pub fn node(&self, i: usize) -> &Node {
+        &self.nodes[i]
+    }
+
+    /// All data delivered.
+    pub fn finished(&self) -> bool {
+        self.data_done == self.data_total
+    }
+
+    /// Stopped without finishing: out of time, or nothing moved for a long time.
+    pub fn stuck(&self) -> bool {
+        self.now >= self.max_steps || self.idle > self.idle_limit
+    }
+
+    pub fn run_to_end(&mut self) {
+        while !self.finished() && !self.stuck() {
+            self.step();
+        }
+    }
+
+    /// Puts a host's packets on its uplink. A control packet whose every output port on the
+    /// way is prioritized would cross each switch in the timestep it lands, so it is sent
+    /// straight to its host with the whole path's latency (same arrival, fewer wheel visits).
+    fn flush(&mut self, host: usize, out: &mut Vec<Packet>) {
+        let at = self.topo.rack_of[host];
+        for p in out.drain(..) {
+            if p.kind != Kind::Data {
+                let same = self.topo.rack_of[p.dst as usize] == at;
+                let direct = match self.cfg.priorities {
+                    Priorities::None => None,
+                    Priorities::Edge => same.then_some(2),
+                    Priorities::All => Some(if same { 2 } else { 4 }),
+                };
+                if let Some(hops) = direct {
+                    self.hops += hops - 1;
+                    self.wheel.send_hops(self.now, hops, HOST, p);
+                    continue;
+                }
+            }
+            self.wheel.send(self.now, at, p);
+        }
+    }
+
+    fn enqueue(&mut self, port: usize, p: Packet) {
+        let pt = &mut self.ports[port];
+        if p.kind == Kind::Data {
+            pt.data.push_back(p);
+            pt.queued_data += 1;
+            self.occupancy[pt.switch as usize] += 1;
+        } else if pt.prio {
+            pt.ctrl.push_back(p);
+        } else {
+            pt.data.push_back(p);
+        }
+        if !pt.active {
+            pt.active = true;
+            self.active.push(port as u32);
+        }
+    }
+
+    /// One timestep.
+    pub fn step(&mut self) {
+        let now = self.now;
+        let mut moved = false;
+        let mut delivered = 0u32;
+        if self.protocol == Protocol::Lockstep {
+            self.lockstep_barrier();
+        }
+        self.done_series.push(0);
+        // 1. Packets landing now.
+        let landing = self.wheel.take(now);
+        if !landing.is_empty() {
+            moved = true;
+        }
+        for e in &landing {
+            let p = e.pkt;
+            if e.at == HOST {
+                let h = p.dst as usize;
+                if p.kind == Kind::Data {
+                    delivered += 1;
+                }
+                // A host receives before it grants or sends, and its receiving depends only
+                // on what lands now: take the packet at once unless a backlog is ahead of it
+                // or the host has used its processing budget.
+                if self.rx[h].is_empty() && (p.kind != Kind::Data || self.rx_room(h)) {
+                    let mut out = std::mem::take(&mut self.scratch);
+                    self.receive(h, p, &mut out);
+                    if !out.is_empty() {
+                        self.flush(h, &mut out);
+                    }
+                    self.scratch = out;
+                } else {
+                    self.rx[h].push_back(p);
+                }
+                continue;
+            }
+            let dst_rack = self.topo.rack_of[p.dst as usize];
+            let port = if e.at as usize == self.topo.racks {
+                self.topo.core_port(dst_rack as usize)
+            } else if dst_rack == e.at {
+                p.dst as usize
+            } else {
+                self.topo.up_port(e.at as usize)
+            };
+            let pt = &self.ports[port];
+            if (p.kind != Kind::Data && pt.prio) || pt.never_queues {
+                // The high-priority queue drains in this timestep anyway, and so does a port
+                // that can forward more per timestep than can ever reach it.
+                self.wheel.send(now, pt.next, p);
+                continue;
+            }
+            self.enqueue(port, p);
+        }
+        self.hops += landing.len() as u64;
+        self.wheel.restore(now, landing);
+        self.down_series.push(delivered);
+
+        // 2. Nodes: receive (backlogs), grant, send.
+        let mut sent = 0u32;
+        let mut out = std::mem::take(&mut self.scratch);
+        for h in 0..self.n {
+            if !self.rx[h].is_empty() {
+                self.drain_rx(h, &mut out);
+            }
+            let before = out.len();
+            self.nodes[h].poll_grants(&mut out);
+            if self.cfg.audit && out.len() > before {
+                if let Some((o, max)) = self.nodes[h].grant_budget() {
+                    if o > max {
+                        self.violations += 1;
+                    }
+                }
+            }
+            if let Some(d) = self.nodes[h].poll_send(now) {
+                if self.cfg.audit {
+                    let a = self.allowed[h * self.n + d.dst as usize];
+                    if d.seq >= a.max(d.unsched) {
+                        self.violations += 1;
+                    }
+                }
+                sent += 1;
+                self.host_tx_end[h] = now + 1;
+                out.push(d);
+            }
+            if !out.is_empty() {
+                moved = true;
+                self.flush(h, &mut out);
+            }
+        }
+        self.scratch = out;
+        self.up_series.push(sent);
+
+        // 3. Switch ports forward.
+        let mut i = 0;
+        while i < self.active.len() {
+            let port = self.active[i] as usize;
+            let pt = &mut self.ports[port];
+            while let Some(c) = pt.ctrl.pop_front() {
+                self.wheel.send(now, pt.next, c);
+            }
+            let elapsed = now + 1 - pt.last;
+            pt.last = now + 1;
+            pt.credit = (pt.credit + pt.cap_milli * elapsed).min(pt.cap_milli.max(1000));
+            while let Some(&p) = pt.data.front() {
+                if p.kind == Kind::Data {
+                    if pt.credit < 1000 {
+                        break;
+                    }
+                    pt.credit -= 1000;
+                    pt.queued_data -= 1;
+                    self.occupancy[pt.switch as usize] -= 1;
+                }
+                pt.data.pop_front();
+                self.wheel.send(now, pt.next, p);
+            }
+            self.peak_port = self.peak_port.max(pt.queued_data);
+            if pt.data.is_empty() && pt.ctrl.is_empty() {
+                pt.active = false;
+                self.active.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        for (peak, &occ) in self.peak_switch.iter_mut().zip(&self.occupancy) {
+            *peak = (*peak).max(occ);
+        }
+        self.idle = if moved { 0 } else { self.idle + 1 };
+        self.now += 1;
+    }
+
+    /// Whether host `h` may process another data packet this timestep.
+    fn rx_room(&mut self, h: usize) -> bool {
+        if self.rx_stamp[h] != self.now {
+            self.rx_stamp[h] = self.now;
+            self.rx_used[h] = 0;
+        }
+        self.rx_used[h] < self.cfg.rx_rate
+    }
+
+    /// Host `h` processes one packet.
+    fn receive(&mut self, h: usize, p: Packet, out: &mut Vec<Packet>) {
+        if p.kind == Kind::Data {
+            self.rx_used[h] += 1;
+            self.data_done += 1;
+            self.last_rx = self.now;
+            self.host_rx_end[h] = self.now + 1;
+            if self.protocol == Protocol::Lockstep {
+                let k = (p.dst as usize + self.n - p.src as usize) % self.n;
+                self.step_left[k] -= 1;
+            }
+        } else if p.kind == Kind::Grant && self.cfg.audit {
+            let a = &mut self.allowed[p.dst as usize * self.n + p.src as usize];
+            *a = (*a).max(p.seq);
+        }
+        if p.kind == Kind::Data {
+            let before = self.nodes[h].inbox().completed;
+            self.nodes[h].on_packet(&p, out);
+            if self.nodes[h].inbox().completed > before {
+                *self
+                    .done_series
+                    .last_mut()
+                    .expect("pushed at the start of the step") += 1;
+            }
+        } else {
+            self.nodes[h].on_packet(&p, out);
+        }
+    }
+
+    /// Host `h` works through its RX backlog: every control packet, data up to its budget.
+    fn drain_rx(&mut self, h: usize, out: &mut Vec<Packet>) {
+        while let Some(&p) = self.rx[h].front() {
+            if p.kind == Kind::Data && !self.rx_room(h) {
+                break;
+            }
+            self.rx[h].pop_front();
+            self.receive(h, p, out);
+        }
+    }
+
+    /// The lockstep barrier: once every packet of the current step has been received, all
+    /// nodes move on `barrier_steps` timesteps later (empty steps are skipped).
+    fn lockstep_barrier(&mut self) {
+        if self.barrier_due.is_none()
+            && self.cur_step < self.n
+            && self.step_left[self.cur_step] == 0
+        {
+            self.barrier_due = Some(self.now + self.cfg.barrier_steps as u64);
+        }
+        if self.barrier_due.is_some_and(|d| self.now >= d) {
+            self.barrier_due = None;
+            if self.cur_step == 1 && self.step_left[1] > 0 {
+                return; // time 0: step 1 has data, nothing to skip
+            }
+            loop {
+                for node in &mut self.nodes {
+                    node.on_barrier(self.cur_step);
+                }
+                self.cur_step += 1;
+                if self.cur_step >= self.n || self.step_left[self.cur_step] > 0 {
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! Discrete-time packet-level simulator (thesis ch. 4): one timestep is one full packet at the
+//! host rate; an idealized fat tree of racks around one logical core switch; switches with
+//! per-port FIFO and priority queues; infinite buffers with occupancy measured. It drives the
+//! sans-IO protocol nodes of `coflowkit_shuffle::proto` unchanged.
+//!
+//! `SimConfig`, `SimReport` and `run` are the contract with the CLI (`shuffle sim`,
+//! `shuffle sweep`).
+
+mod bounds;
+mod config;
+mod engine;
+mod network;
+mod report;
+mod topology;
+
+pub use bounds::{Bounds, Steps};
+pub use config::{LocalBytes, Placement, Priorities, SimConfig, SimError};
+pub use engine::Sim;
+pub use report::{SimReport, UtilSample};
+pub use topology::Topology;
+
+use coflowkit_shuffle::matrix::PacketMatrix;
+
+/// Simulates `matrix` under `cfg`. Panics if `cfg` does not suit the matrix; call
+/// `cfg.validate(matrix.n)` (or use `try_run`) on user input first.
+pub fn run(matrix: &PacketMatrix, cfg: &SimConfig) -> SimReport {
+    try_run(matrix, cfg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Simulates `matrix` under `cfg`, or says which setting is wrong.
+pub fn try_run(matrix: &PacketMatrix, cfg: &SimConfig) -> Result<SimReport, SimError> {
+    let mut sim = Sim::new(matrix, cfg)?;
+    sim.run_to_end();
+    Ok(SimReport::of(&sim, matrix))
+}

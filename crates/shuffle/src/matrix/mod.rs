@@ -1,0 +1,207 @@
+//! Shuffle matrices (thesis ch. 5): the normalized N x N matrix, skewness, the generators, the
+//! conversion to whole packets and a plain text format. Decisions: docs/shuffle-matrices.md.
+
+mod cdf;
+mod error;
+mod flow;
+mod general;
+mod packets;
+mod skewness;
+mod sort;
+mod text;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+pub use cdf::{CdfInterp, ShapeCdf};
+pub use error::{MatrixError, MatrixErrorKind};
+pub use general::{
+    general, interval_walk, GeneralOptions, Placement, RowFill, SkewMethod, WalkStats,
+};
+pub use packets::to_packets;
+pub use skewness::{skewness, skewness_of_counts};
+pub use sort::{expected_skewness, hot_fraction_for, sort_based, SortOptions};
+pub use text::{
+    format_normalized_matrix, format_packet_matrix, parse_matrix, read_matrix_file,
+    read_normalized_matrix, read_packet_matrix, write_normalized_matrix, write_packet_matrix,
+    MatrixBody, MatrixFile,
+};
+
+/// Normalized shuffle matrix: `w[i * n + j]` is the size of the message from node i to node j
+/// divided by the average message size, so every row and column sums to `n` under uniform data
+/// distribution. The diagonal is local data and never crosses the network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShuffleMatrix {
+    pub n: usize,
+    pub w: Vec<f64>,
+}
+
+impl ShuffleMatrix {
+    pub fn get(&self, src: usize, dst: usize) -> f64 {
+        self.w[src * self.n + dst]
+    }
+    pub fn row_sum(&self, i: usize) -> f64 {
+        self.w[i * self.n..(i + 1) * self.n].iter().sum()
+    }
+    pub fn col_sum(&self, j: usize) -> f64 {
+        (0..self.n).map(|i| self.w[i * self.n + j]).sum()
+    }
+    /// Message skewness (spec §1.3).
+    pub fn skewness(&self) -> f64 {
+        skewness(&self.w, self.n)
+    }
+}
+
+/// A shuffle instantiated in whole packets: `packets[i * n + j]` full packets from node i to j.
+/// The diagonal is local data: counted in the matrix, never sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PacketMatrix {
+    pub n: usize,
+    pub packets: Vec<u64>,
+}
+
+impl PacketMatrix {
+    pub fn get(&self, src: usize, dst: usize) -> u64 {
+        self.packets[src * self.n + dst]
+    }
+    pub fn total_packets(&self) -> u64 {
+        self.packets.iter().sum()
+    }
+    /// Packets on the diagonal (kept local, never on the network).
+    pub fn local_packets(&self) -> u64 {
+        (0..self.n).map(|i| self.get(i, i)).sum()
+    }
+    /// Packets node `i` sends over the network (its row without the diagonal).
+    pub fn out_network(&self, i: usize) -> u64 {
+        (0..self.n)
+            .filter(|&j| j != i)
+            .map(|j| self.get(i, j))
+            .sum()
+    }
+    /// Packets node `j` receives over the network (its column without the diagonal).
+    pub fn in_network(&self, j: usize) -> u64 {
+        (0..self.n)
+            .filter(|&i| i != j)
+            .map(|i| self.get(i, j))
+            .sum()
+    }
+    /// Message skewness of the packet counts (normalized by their own mean).
+    pub fn skewness(&self) -> f64 {
+        skewness_of_counts(&self.packets, self.n)
+    }
+    /// Ideal completion bound in packet times (spec §1.4): the most any host must send or
+    /// receive over the network. Local (diagonal) data is free.
+    pub fn ideal_bound_packets(&self) -> u64 {
+        (0..self.n)
+            .map(|h| self.out_network(h).max(self.in_network(h)))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Which generator builds the normalized matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Generator {
+    /// Random CDF, row filling, greedy placement and the interval walk (thesis §5.2).
+    General,
+    /// MilliSort's bucket sort of duplicate-heavy keys (thesis §5.1).
+    Sort,
+}
+
+impl std::str::FromStr for Generator {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "general" => Ok(Generator::General),
+            "sort" => Ok(Generator::Sort),
+            _ => Err(format!(
+                "unknown generator `{s}` (expected general or sort)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Generator::General => "general",
+            Generator::Sort => "sort",
+        })
+    }
+}
+
+/// Everything a seeded matrix generation needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenSpec {
+    pub nodes: usize,
+    /// Target message skewness in [0, 1].
+    pub skew: f64,
+    /// Average message size in full packets.
+    pub avg_packets: u64,
+    pub generator: Generator,
+    pub seed: u64,
+}
+
+/// Options of both generators; `Default` gives the documented defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenOptions {
+    pub general: GeneralOptions,
+    pub sort: SortOptions,
+}
+
+/// A generated matrix with what it measured.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub normalized: ShuffleMatrix,
+    pub packets: PacketMatrix,
+    /// Skewness of the normalized matrix (before rounding to packets).
+    pub skew_normalized: f64,
+    /// Skewness of the packet counts (what the simulator sees).
+    pub skew_packets: f64,
+}
+
+/// A seeded matrix for `spec`, in whole packets, with the default options.
+///
+/// # Panics
+/// On a spec `generate_with` rejects (zero nodes, skew outside [0, 1]); validate user input
+/// with `generate_with` first.
+pub fn generate(spec: &GenSpec) -> PacketMatrix {
+    generate_with(spec, &GenOptions::default())
+        .expect("valid GenSpec")
+        .packets
+}
+
+/// A seeded matrix for `spec` under `opts`, normalized and in packets.
+pub fn generate_with(spec: &GenSpec, opts: &GenOptions) -> Result<Generated, MatrixError> {
+    if spec.nodes == 0 {
+        return Err(MatrixError::spec("nodes", "must be at least 1"));
+    }
+    if !(0.0..=1.0).contains(&spec.skew) {
+        return Err(MatrixError::spec(
+            "skew",
+            &format!("{} is outside [0, 1]", spec.skew),
+        ));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let normalized = match spec.generator {
+        Generator::General => general(spec.nodes, spec.skew, &opts.general, &mut rng)?,
+        Generator::Sort => sort_based(spec.nodes, spec.skew, &opts.sort, &mut rng)?,
+    };
+    let packets = to_packets(&normalized, spec.avg_packets)?;
+    Ok(Generated {
+        skew_normalized: normalized.skewness(),
+        skew_packets: packets.skewness(),
+        normalized,
+        packets,
+    })
+}
+
+/// Uniformly random permutation of 0..n (Fisher-Yates), drawn from `rng`.
+pub(crate) fn permutation(n: usize, rng: &mut impl Rng) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        p.swap(i, rng.gen_range(0..=i));
+    }
+    p
+}

@@ -1,0 +1,295 @@
+//! The plain text matrix format. Lines starting with `#` and blank lines are comments; the first
+//! other line is the header `nodes <n> packets` (whole packets) or `nodes <n> normalized` (any
+//! non-negative sizes, e.g. the thesis' Figure 5.1); then n rows of n whitespace-separated sizes,
+//! row i being what node i sends to nodes 0..n-1 (the diagonal is local data).
+//!
+//! ```text
+//! # generator=general seed=7 skew-target=0.5 skew=0.4998
+//! nodes 3 packets
+//! 16 10 22
+//! 20 16 12
+//! 12 22 14
+//! ```
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{MatrixError, MatrixErrorKind, PacketMatrix, ShuffleMatrix};
+
+/// The body of a matrix file, in the unit its header names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatrixBody {
+    Packets(PacketMatrix),
+    Normalized(ShuffleMatrix),
+}
+
+/// A parsed matrix file: its comment lines (without `#`) and its body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixFile {
+    pub comments: Vec<String>,
+    pub body: MatrixBody,
+}
+
+impl MatrixFile {
+    /// The sizes normalized to mean 1 (packet counts divided by their mean).
+    pub fn normalized(&self) -> ShuffleMatrix {
+        match &self.body {
+            MatrixBody::Normalized(m) => m.clone(),
+            MatrixBody::Packets(p) => {
+                let total = p.total_packets() as f64;
+                let scale = if total > 0.0 {
+                    (p.n * p.n) as f64 / total
+                } else {
+                    0.0
+                };
+                ShuffleMatrix {
+                    n: p.n,
+                    w: p.packets.iter().map(|&x| x as f64 * scale).collect(),
+                }
+            }
+        }
+    }
+}
+
+/// Reads a packet matrix (`nodes <n> packets`) from `path`; errors name file, line and field.
+pub fn read_packet_matrix(path: &Path) -> Result<PacketMatrix, MatrixError> {
+    let f = read_matrix_file(path)?;
+    match f.body {
+        MatrixBody::Packets(p) => Ok(p),
+        MatrixBody::Normalized(_) => Err(MatrixError::at(
+            &path.display().to_string(),
+            0,
+            MatrixErrorKind::NotPackets,
+        )),
+    }
+}
+
+/// Reads either kind of matrix file as a normalized matrix (packets divided by their mean).
+pub fn read_normalized_matrix(path: &Path) -> Result<ShuffleMatrix, MatrixError> {
+    Ok(read_matrix_file(path)?.normalized())
+}
+
+/// Reads a matrix file of either kind, with its comments.
+pub fn read_matrix_file(path: &Path) -> Result<MatrixFile, MatrixError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| MatrixError::at(&name, 0, MatrixErrorKind::Io(e.to_string())))?;
+    parse_matrix(&text, &name)
+}
+
+/// Parses matrix text; `file` names it in errors.
+pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
+    let err = |line: usize, kind| MatrixError::at(file, line, kind);
+    let field = |line: usize, field: usize, name: &str, why: String| {
+        err(
+            line,
+            MatrixErrorKind::Field {
+                field,
+                name: name.to_string(),
+                why,
+            },
+        )
+    };
+    let mut comments = Vec::new();
+    let mut header: Option<(usize, bool)> = None;
+    let mut rows_seen = 0usize;
+    let mut packets: Vec<u64> = Vec::new();
+    let mut sizes: Vec<f64> = Vec::new();
+    for (idx, raw) in text.lines().enumerate() {
+        let line = idx + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(c) = trimmed.strip_prefix('#') {
+            comments.push(c.trim().to_string());
+            continue;
+        }
+        let tokens: Vec<&str> = trimmed.split_whitespace().collect();
+        let Some((n, is_packets)) = header else {
+            if tokens[0] != "nodes" {
+                return Err(field(
+                    line,
+                    1,
+                    "keyword",
+                    format!(
+                        "`{}` is not `nodes` (header `nodes <n> packets|normalized`)",
+                        tokens[0]
+                    ),
+                ));
+            }
+            let n = match tokens.get(1).map(|t| t.parse::<usize>()) {
+                Some(Ok(n)) if n > 0 => n,
+                Some(_) => {
+                    return Err(field(
+                        line,
+                        2,
+                        "node count",
+                        format!("`{}` is not a positive whole number", tokens[1]),
+                    ))
+                }
+                None => return Err(field(line, 2, "node count", "missing".into())),
+            };
+            let is_packets = match tokens.get(2).copied() {
+                Some("packets") => true,
+                Some("normalized") => false,
+                Some(t) => {
+                    return Err(field(
+                        line,
+                        3,
+                        "unit",
+                        format!("`{t}` is neither `packets` nor `normalized`"),
+                    ))
+                }
+                None => {
+                    return Err(field(
+                        line,
+                        3,
+                        "unit",
+                        "missing (packets or normalized)".into(),
+                    ))
+                }
+            };
+            if tokens.len() > 3 {
+                return Err(field(line, 4, "end", format!("unexpected `{}`", tokens[3])));
+            }
+            header = Some((n, is_packets));
+            if is_packets {
+                packets.reserve(n * n);
+            } else {
+                sizes.reserve(n * n);
+            }
+            continue;
+        };
+        if rows_seen == n {
+            return Err(err(
+                line,
+                MatrixErrorKind::ExtraRow {
+                    row: rows_seen,
+                    expected: n,
+                },
+            ));
+        }
+        if tokens.len() != n {
+            return Err(err(
+                line,
+                MatrixErrorKind::RowLength {
+                    row: rows_seen,
+                    found: tokens.len(),
+                    expected: n,
+                },
+            ));
+        }
+        for (j, tok) in tokens.iter().enumerate() {
+            let name = format!("row {rows_seen}, column {j}");
+            if is_packets {
+                let v = tok.parse::<u64>().map_err(|_| {
+                    field(
+                        line,
+                        j + 1,
+                        &name,
+                        format!("`{tok}` is not a whole number of packets"),
+                    )
+                })?;
+                packets.push(v);
+            } else {
+                let v = tok
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0);
+                sizes.push(v.ok_or_else(|| {
+                    field(
+                        line,
+                        j + 1,
+                        &name,
+                        format!("`{tok}` is not a finite non-negative size"),
+                    )
+                })?);
+            }
+        }
+        rows_seen += 1;
+    }
+    let Some((n, is_packets)) = header else {
+        return Err(err(0, MatrixErrorKind::Empty));
+    };
+    if rows_seen < n {
+        return Err(err(
+            0,
+            MatrixErrorKind::MissingRows {
+                expected: n,
+                found: rows_seen,
+            },
+        ));
+    }
+    let body = if is_packets {
+        MatrixBody::Packets(PacketMatrix { n, packets })
+    } else {
+        MatrixBody::Normalized(ShuffleMatrix { n, w: sizes })
+    };
+    Ok(MatrixFile { comments, body })
+}
+
+fn render(
+    n: usize,
+    unit: &str,
+    comments: &[String],
+    mut cell: impl FnMut(usize, &mut String),
+) -> String {
+    let mut s = String::with_capacity(n * n * 4 + 64);
+    for c in comments {
+        for l in c.lines() {
+            let _ = writeln!(s, "# {l}");
+        }
+    }
+    let _ = writeln!(s, "nodes {n} {unit}");
+    for i in 0..n {
+        for j in 0..n {
+            if j > 0 {
+                s.push(' ');
+            }
+            cell(i * n + j, &mut s);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The text of a packet matrix, `comments` first (one `# ` line each).
+pub fn format_packet_matrix(m: &PacketMatrix, comments: &[String]) -> String {
+    render(m.n, "packets", comments, |k, s| {
+        let _ = write!(s, "{}", m.packets[k]);
+    })
+}
+
+/// The text of a normalized matrix; sizes are written so they read back bit for bit.
+pub fn format_normalized_matrix(m: &ShuffleMatrix, comments: &[String]) -> String {
+    render(m.n, "normalized", comments, |k, s| {
+        let _ = write!(s, "{}", m.w[k]);
+    })
+}
+
+pub fn write_packet_matrix(
+    path: &Path,
+    m: &PacketMatrix,
+    comments: &[String],
+) -> Result<(), MatrixError> {
+    write(path, &format_packet_matrix(m, comments))
+}
+
+pub fn write_normalized_matrix(
+    path: &Path,
+    m: &ShuffleMatrix,
+    comments: &[String],
+) -> Result<(), MatrixError> {
+    write(path, &format_normalized_matrix(m, comments))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), MatrixError> {
+    std::fs::write(path, text).map_err(|e| {
+        MatrixError::at(
+            &path.display().to_string(),
+            0,
+            MatrixErrorKind::Io(e.to_string()),
+        )
+    })
+}

@@ -1,0 +1,154 @@
+//! The receiver of the GRPF family (Listing 3's `try_grant` with §3.4's windows): keep up to
+//! `max_out_grants` grants outstanding, each to the eligible message ranked first by the
+//! policy, where eligible means below its window. Messages at their window wait in a second
+//! heap keyed by the backlog at which their window grows (see `window::threshold`).
+
+use super::config::{GrantOptions, GrantStart, RxBasis};
+use super::heap::{rotated, IndexedHeap};
+use super::inbox::{Arrival, Inbox};
+use super::packet::{Kind, Packet};
+use super::priority::packet_priority;
+use super::window::threshold;
+
+#[derive(Debug, Clone)]
+pub struct GrpfReceiver {
+    pub inbox: Inbox,
+    opts: GrantOptions,
+    max_out: u64,
+    eligible: IndexedHeap,
+    blocked: IndexedHeap,
+    /// Outstanding grants over all messages, unscheduled credit included (§3.4).
+    total_out: u64,
+    /// Packets still to receive over the messages heard of (`rx_pkts_left`).
+    rx_left: u64,
+}
+
+impl GrpfReceiver {
+    /// `expected`: incoming messages that carry data (used only with `GrantStart::AllSenders`).
+    pub fn new(id: usize, n: usize, expected: u32, opts: GrantOptions) -> Self {
+        GrpfReceiver {
+            inbox: Inbox::new(id, n, expected),
+            max_out: opts.max_out_grants(),
+            opts,
+            eligible: IndexedHeap::new(n),
+            blocked: IndexedHeap::new(n),
+            total_out: 0,
+            rx_left: 0,
+        }
+    }
+
+    pub fn outstanding(&self) -> u64 {
+        self.total_out
+    }
+
+    pub fn max_outstanding(&self) -> u64 {
+        self.max_out
+    }
+
+    pub fn on_packet(&mut self, p: &Packet, out: &mut Vec<Packet>) {
+        let j = p.src as usize;
+        match self.inbox.arrive(p, out) {
+            Arrival::Nothing => return,
+            Arrival::Announced => {
+                self.rx_left += p.total as u64;
+                self.total_out += p.unsched as u64;
+            }
+            Arrival::Data { first } => {
+                if first {
+                    self.rx_left += p.total as u64;
+                    self.total_out += p.unsched as u64;
+                }
+                self.total_out = self.total_out.saturating_sub(1);
+                self.rx_left -= 1;
+            }
+        }
+        self.place(j);
+    }
+
+    fn threshold(&self, j: usize) -> Option<u64> {
+        let m = &self.inbox.msgs[j];
+        let rem = (m.total - m.received) as u64;
+        threshold(
+            self.opts.window,
+            self.opts.rounding,
+            self.max_out,
+            rem,
+            m.out as u64,
+        )
+    }
+
+    fn priority(&self, j: usize) -> u64 {
+        let m = &self.inbox.msgs[j];
+        let k = match self.opts.rx_basis {
+            RxBasis::Received => m.received,
+            RxBasis::Granted => m.granted,
+        };
+        packet_priority(self.opts.policy, m.total, k, m.seed, self.opts.randomize)
+    }
+
+    /// Files message `j` under eligible, blocked, or neither (fully granted, or a constant
+    /// window that only its own next packet can reopen). The blocked heap is lazy: a message
+    /// that leaves it keeps a stale entry, which `poll_grants` re-files when it surfaces (the
+    /// eligible heap, the only one grants are drawn from, is always exact). This saves a heap
+    /// removal on nearly every data packet.
+    fn place(&mut self, j: usize) {
+        let m = &self.inbox.msgs[j];
+        if m.granted >= m.total {
+            self.eligible.remove(j);
+            return;
+        }
+        match self.threshold(j) {
+            Some(t) if self.rx_left <= t => {
+                self.eligible.set_tie(
+                    j,
+                    self.priority(j),
+                    rotated(self.inbox.id, j, self.inbox.msgs.len()),
+                );
+            }
+            Some(t) => {
+                self.eligible.remove(j);
+                self.blocked.set(j, t);
+            }
+            None => {
+                self.eligible.remove(j);
+            }
+        }
+    }
+
+    /// Issues grants while fewer than `max_out_grants` are outstanding.
+    pub fn poll_grants(&mut self, out: &mut Vec<Packet>) {
+        if self.opts.start == GrantStart::AllSenders && self.inbox.known < self.inbox.expected {
+            return;
+        }
+        while self.total_out < self.max_out {
+            while let Some((j, t)) = self.blocked.peek() {
+                if self.rx_left > t {
+                    break;
+                }
+                self.blocked.remove(j);
+                self.place(j); // eligible now, or blocked again on a fresh threshold below rx_left
+            }
+            let Some((j, _)) = self.eligible.peek() else {
+                return;
+            };
+            // rx_left grows when a new message is heard of, which can shrink windows.
+            match self.threshold(j) {
+                Some(t) if self.rx_left <= t => {}
+                _ => {
+                    self.place(j);
+                    continue;
+                }
+            }
+            let m = &mut self.inbox.msgs[j];
+            m.granted += 1;
+            m.out += 1;
+            self.total_out += 1;
+            out.push(Packet::control(Kind::Grant, self.inbox.id, j, m.granted));
+            // With priorities from packets received, a grant changes only eligibility.
+            let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.rx_left <= t);
+            if !(still && self.opts.rx_basis == RxBasis::Received) {
+                self.place(j);
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The four packet kinds of the protocol (thesis Figure 3.12), as one small `Copy` struct so a
+//! driver can queue them by value without allocating.
+
+/// What a packet is. Everything but `Data` is a control packet: tiny, and sent at high priority
+/// where the network has priorities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One full data packet: packet `seq` of a `total`-packet message.
+    Data,
+    /// An empty DATA packet announcing a message that has no unscheduled packets
+    /// (`total` set, `seq` unused); it carries no payload, so it costs no bandwidth.
+    Announce,
+    /// Cumulative grant: the sender may send packets `0..seq` of the message.
+    Grant,
+    /// The message from `dst` to `src` has been received in full.
+    Ack,
+}
+
+/// One packet. `src` and `dst` are node indices; a message is named by its (sender, receiver)
+/// pair, so a `Grant` or `Ack` travels from the message's receiver (`src`) to its sender (`dst`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub kind: Kind,
+    pub src: u32,
+    pub dst: u32,
+    /// `Data`: packet index in the message; `Grant`: packets granted so far (cumulative).
+    pub seq: u32,
+    /// Message length in full packets (`Data`, `Announce`).
+    pub total: u32,
+    /// Packets of the message the sender sends without a grant (`Data`, `Announce`).
+    pub unsched: u32,
+    /// The message's shared randomization seed (`Data`, `Announce`), so the receiver
+    /// reproduces the sender's per-packet priorities (thesis §3.3).
+    pub seed: u64,
+}
+
+impl Packet {
+    pub fn is_control(&self) -> bool {
+        self.kind != Kind::Data
+    }
+
+    pub(crate) fn control(kind: Kind, src: usize, dst: usize, seq: u32) -> Packet {
+        Packet {
+            kind,
+            src: src as u32,
+            dst: dst as u32,
+            seq,
+            total: 0,
+            unsched: 0,
+            seed: 0,
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! The sender of the grant-based protocols (Listing 3's `try_send`): among messages holding a
+//! grant (or unscheduled credit), send the next packet of the one ranked first by the send
+//! order. With `SendOrder::Policy(Grpf)` this walks the sender's GRPF packet schedule and
+//! takes the first granted packet, i.e. bandwidth redirection without a distance limit.
+
+use super::config::{Policy, Unscheduled};
+use super::heap::{rotated, IndexedHeap};
+use super::packet::{Kind, Packet};
+use super::priority::packet_priority;
+
+/// How a sender ranks its messages that may send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendOrder {
+    /// GRPF, GRPT or SRPT on the next packet's (possibly randomized) priority.
+    Policy(Policy),
+    /// The least recently transmitted message first (Hadoop-C's round robin).
+    LeastRecent,
+    /// Receivers in index order (the push strawman of Figure 3.3).
+    ByReceiver,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct OutMsg {
+    total: u32,
+    sent: u32,
+    /// Packets the sender may have sent in all: unscheduled credit, then the cumulative grant.
+    allowed: u32,
+    unsched: u32,
+    seed: u64,
+    /// Timestep + 1 of the last transmission (0: never), for `LeastRecent` (saturates at
+    /// 2^32 - 1; a u32 keeps the record at 32 bytes).
+    last_sent: u32,
+    acked: bool,
+}
+
+/// One node's sending half.
+#[derive(Debug, Clone)]
+pub struct GrantSender {
+    id: usize,
+    order: SendOrder,
+    randomize: bool,
+    msgs: Vec<OutMsg>,
+    ready: IndexedHeap,
+    unacked: u32,
+}
+
+impl GrantSender {
+    /// `sizes[j]`: packets for node j (the diagonal is local and ignored); `seeds[j]` the
+    /// message's shared seed. `unsched_all` sends every packet unscheduled (push strawmen).
+    pub fn new(
+        id: usize,
+        sizes: &[u64],
+        seeds: &[u64],
+        order: SendOrder,
+        randomize: bool,
+        unscheduled: Unscheduled,
+        budget: u32,
+    ) -> Self {
+        let n = sizes.len();
+        let mut msgs = vec![OutMsg::default(); n];
+        let mut unacked = 0;
+        for (j, m) in msgs.iter_mut().enumerate() {
+            if j == id || sizes[j] == 0 {
+                continue;
+            }
+            m.total = u32::try_from(sizes[j]).expect("message longer than 2^32 packets");
+            m.seed = seeds[j];
+            unacked += 1;
+        }
+        let mut s = GrantSender {
+            id,
+            order,
+            randomize,
+            msgs,
+            ready: IndexedHeap::new(n),
+            unacked,
+        };
+        s.set_unscheduled(unscheduled, budget);
+        for j in 0..n {
+            s.msgs[j].allowed = s.msgs[j].unsched;
+            s.reschedule(j);
+        }
+        s
+    }
+
+    /// Every packet unscheduled: senders that never wait for grants.
+    pub fn unscheduled_all(mut self) -> Self {
+        for j in 0..self.msgs.len() {
+            let m = &mut self.msgs[j];
+            m.unsched = m.total;
+            m.allowed = m.total;
+            self.reschedule(j);
+        }
+        self
+    }
+
+    fn set_unscheduled(&mut self, mode: Unscheduled, budget: u32) {
+        match mode {
+            Unscheduled::None => {}
+            Unscheduled::PerMessage => {
+                for m in &mut self.msgs {
+                    m.unsched = m.total.min(budget);
+                }
+            }
+            Unscheduled::ProRata => {
+                // The first `budget` entries of this sender's GRPF packet schedule.
+                let mut h = IndexedHeap::new(self.msgs.len());
+                for (j, m) in self.msgs.iter().enumerate() {
+                    if m.total > 0 {
+                        h.set(j, self.grpf(m, 0));
+                    }
+                }
+                for _ in 0..budget {
+                    let Some(j) = h.pop() else { break };
+                    let m = &mut self.msgs[j];
+                    m.unsched += 1;
+                    if m.unsched < m.total {
+                        let p = self.grpf(&self.msgs[j], self.msgs[j].unsched);
+                        h.set(j, p);
+                    }
+                }
+            }
+        }
+    }
+
+    fn grpf(&self, m: &OutMsg, k: u32) -> u64 {
+        packet_priority(Policy::Grpf, m.total, k, m.seed, self.randomize)
+    }
+
+    fn reschedule(&mut self, j: usize) {
+        let m = &self.msgs[j];
+        if m.sent >= m.allowed || m.sent >= m.total {
+            self.ready.remove(j);
+            return;
+        }
+        match self.order {
+            SendOrder::Policy(p) => {
+                let prio = packet_priority(p, m.total, m.sent, m.seed, self.randomize);
+                self.ready
+                    .set_tie(j, prio, rotated(self.id, j, self.msgs.len()));
+            }
+            // The strawmen keep index order on ties: every sender the same (Figures 3.3, 3.4).
+            SendOrder::LeastRecent => self.ready.set(j, u64::MAX - m.last_sent as u64),
+            SendOrder::ByReceiver => self.ready.set(j, u64::MAX - j as u64),
+        }
+    }
+
+    /// Announcements (empty DATA packets) for messages without unscheduled packets, so their
+    /// receivers learn the size (§3.3); with `all`, for every message.
+    pub fn start(&mut self, all: bool, out: &mut Vec<Packet>) {
+        for (j, m) in self.msgs.iter().enumerate() {
+            if m.total > 0 && (all || m.unsched == 0) {
+                out.push(Packet {
+                    kind: Kind::Announce,
+                    src: self.id as u32,
+                    dst: j as u32,
+                    seq: 0,
+                    total: m.total,
+                    unsched: m.unsched,
+                    seed: m.seed,
+                });
+            }
+        }
+    }
+
+    pub fn on_grant(&mut self, p: &Packet) {
+        let j = p.src as usize;
+        let m = &mut self.msgs[j];
+        if p.seq > m.allowed {
+            m.allowed = p.seq.min(m.total);
+            self.reschedule(j);
+        }
+    }
+
+    pub fn on_ack(&mut self, p: &Packet) {
+        let m = &mut self.msgs[p.src as usize];
+        if !m.acked && m.total > 0 {
+            m.acked = true;
+            self.unacked -= 1;
+        }
+    }
+
+    /// The next data packet, if any message may send (one call per free uplink slot).
+    pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
+        let (j, _) = self.ready.peek()?;
+        let m = &mut self.msgs[j];
+        let p = Packet {
+            kind: Kind::Data,
+            src: self.id as u32,
+            dst: j as u32,
+            seq: m.sent,
+            total: m.total,
+            unsched: m.unsched,
+            seed: m.seed,
+        };
+        m.sent += 1;
+        m.last_sent = (now + 1).min(u32::MAX as u64) as u32;
+        self.reschedule(j);
+        Some(p)
+    }
+
+    /// Every outgoing message acknowledged.
+    pub fn done(&self) -> bool {
+        self.unacked == 0
+    }
+
+    /// Packets of the message to `dst` sent so far, and the unscheduled part of it.
+    pub fn progress(&self, dst: usize) -> (u32, u32) {
+        (self.msgs[dst].sent, self.msgs[dst].unsched)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(s: &mut GrantSender) -> Vec<u32> {
+        std::iter::from_fn(|| s.poll_send(0))
+            .map(|p| p.dst)
+            .collect()
+    }
+
+    #[test]
+    fn figure_3_6_grpf_send_order() {
+        // Spec §12 item 17: m1 (to node 1) has 5 packets, m2 (to node 2) 3; unlimited grants.
+        let mut s = GrantSender::new(
+            0,
+            &[0, 5, 3],
+            &[0; 3],
+            SendOrder::Policy(Policy::Grpf),
+            false,
+            Unscheduled::None,
+            0,
+        )
+        .unscheduled_all();
+        assert_eq!(order(&mut s), vec![1, 2, 1, 2, 1, 1, 2, 1]);
+    }
+
+    #[test]
+    fn nothing_goes_without_grants_and_grants_unlock_packets_in_grpf_order() {
+        let mut s = GrantSender::new(
+            0,
+            &[0, 5, 3],
+            &[0; 3],
+            SendOrder::Policy(Policy::Grpf),
+            false,
+            Unscheduled::None,
+            0,
+        );
+        let mut ann = Vec::new();
+        s.start(false, &mut ann);
+        assert_eq!(ann.len(), 2);
+        assert_eq!(s.poll_send(0), None);
+        s.on_grant(&Packet::control(Kind::Grant, 2, 0, 2));
+        assert_eq!(order(&mut s), vec![2, 2]);
+        s.on_grant(&Packet::control(Kind::Grant, 1, 0, 1));
+        s.on_grant(&Packet::control(Kind::Grant, 2, 0, 1)); // stale cumulative grant: no effect
+        assert_eq!(order(&mut s), vec![1]);
+    }
+
+    #[test]
+    fn pro_rata_unscheduled_splits_one_rtt_by_length() {
+        let s = GrantSender::new(
+            0,
+            &[0, 24, 8, 0],
+            &[0; 4],
+            SendOrder::Policy(Policy::Grpf),
+            false,
+            Unscheduled::ProRata,
+            8,
+        );
+        assert_eq!((s.progress(1).1, s.progress(2).1), (6, 2));
+        let s = GrantSender::new(
+            0,
+            &[0, 24, 8, 0],
+            &[0; 4],
+            SendOrder::Policy(Policy::Grpf),
+            false,
+            Unscheduled::PerMessage,
+            8,
+        );
+        assert_eq!((s.progress(1).1, s.progress(2).1), (8, 8));
+    }
+
+    #[test]
+    fn round_robin_cycles_least_recently_sent() {
+        let mut s = GrantSender::new(
+            0,
+            &[0, 2, 2, 2],
+            &[0; 4],
+            SendOrder::LeastRecent,
+            false,
+            Unscheduled::None,
+            0,
+        )
+        .unscheduled_all();
+        let got: Vec<u32> = (0..6).map(|t| s.poll_send(t).unwrap().dst).collect();
+        assert_eq!(got, vec![1, 2, 3, 1, 2, 3]);
+    }
+}

@@ -1,0 +1,86 @@
+//! The per-message grant window (Eq. 3.8 and its variants) and its inverse: the largest
+//! receiver backlog `rx_left` at which a message may take one more grant. The inverse lets a
+//! receiver park a full message until its window grows, instead of re-checking every message
+//! on every grant (windows only grow while `rx_left` shrinks, §3.4 point 2).
+
+use super::config::{Rounding, Window};
+
+/// Window of a message with `msg_rem` packets left when the receiver has `rx_left` left.
+pub fn window(w: Window, rounding: Rounding, max_out: u64, msg_rem: u64, rx_left: u64) -> u64 {
+    match w {
+        Window::Unlimited => u64::MAX,
+        Window::Const(c) => c as u64,
+        Window::ProRata => {
+            let num = max_out * msg_rem;
+            let rx = rx_left.max(1);
+            match rounding {
+                Rounding::FloorMax1 => (num / rx).max(1),
+                Rounding::Ceil => num.div_ceil(rx),
+            }
+        }
+    }
+}
+
+/// The eligibility threshold of a message holding `out` outstanding grants: it may take one
+/// more grant iff the receiver's `rx_left <= threshold`. `None`: not until its own state changes.
+pub fn threshold(
+    w: Window,
+    rounding: Rounding,
+    max_out: u64,
+    msg_rem: u64,
+    out: u64,
+) -> Option<u64> {
+    match w {
+        Window::Unlimited => Some(u64::MAX),
+        Window::Const(c) => (out < c as u64).then_some(u64::MAX),
+        Window::ProRata => {
+            if out == 0 {
+                return Some(u64::MAX); // both roundings give every unfinished message >= 1
+            }
+            let num = max_out * msg_rem;
+            match rounding {
+                // floor(num / rx) >= out + 1  <=>  rx <= num / (out + 1)
+                Rounding::FloorMax1 => Some(num / (out + 1)),
+                // ceil(num / rx) > out  <=>  rx * out < num  <=>  rx <= (num - 1) / out
+                Rounding::Ceil => Some(num.saturating_sub(1) / out),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PR: Window = Window::ProRata;
+
+    #[test]
+    fn spec_window_checks_with_80_grants() {
+        // Spec §12 item 10.
+        assert_eq!(window(PR, Rounding::FloorMax1, 80, 500, 1000), 40);
+        assert_eq!(window(PR, Rounding::FloorMax1, 80, 3, 10_000), 1);
+        assert_eq!(window(PR, Rounding::Ceil, 80, 3, 10_000), 1);
+        // A stalled message: its msg_rem stays, the receiver's total shrinks, its window grows.
+        let w: Vec<u64> = [4000, 2000, 1000, 200]
+            .iter()
+            .map(|&rx| window(PR, Rounding::FloorMax1, 80, 100, rx))
+            .collect();
+        assert_eq!(w, vec![2, 4, 8, 40]);
+    }
+
+    proptest! {
+        #[test]
+        fn threshold_inverts_window(
+            max_out in 1u64..200, msg_rem in 1u64..500, extra in 0u64..5000, out in 0u64..100,
+            ceil in any::<bool>(), c in 1u32..20, kind in 0u8..3,
+        ) {
+            let rounding = if ceil { Rounding::Ceil } else { Rounding::FloorMax1 };
+            let w = match kind { 0 => PR, 1 => Window::Const(c), _ => Window::Unlimited };
+            let rx = msg_rem + extra;
+            let eligible = out < window(w, rounding, max_out, msg_rem, rx);
+            let by_threshold = threshold(w, rounding, max_out, msg_rem, out).is_some_and(|t| rx <= t);
+            prop_assert_eq!(eligible, by_threshold);
+        }
+    }
+}
