@@ -1,11 +1,92 @@
-//! Charts people would rather look at than read: the CCT CDF of every scheduler, log x axis.
+//! Charts people would rather look at than read: the CCT CDF of every scheduler (log x axis),
+//! and the pieces every chart of the CLI shares (colors, named lines, the legend box).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::report::Run;
+
+pub type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Matplotlib's tab10: distinct on white, unlike Palette99's pale yellow.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+pub fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+/// Draw into `file` with `body`, naming the file in any error.
+pub fn render(file: &Path, body: impl FnOnce() -> DrawResult) -> Result<()> {
+    body().map_err(|e| anyhow!("drawing {}: {e}", file.display()))
+}
+
+/// Line `i` of a chart, in the i-th color, with its legend entry.
+pub fn named_line<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    i: usize,
+    name: &str,
+    pts: impl IntoIterator<Item = (f64, f64)>,
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let style = color(i).stroke_width(2);
+    chart
+        .draw_series(LineSeries::new(pts, style))?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    Ok(())
+}
+
+/// The legend box every chart uses.
+pub fn legend<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    at: SeriesLabelPosition,
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(at)
+        .draw()?;
+    Ok(())
+}
+
+/// A titled chart with linear axes on `area`.
+pub fn linear<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<
+    ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    Box<dyn std::error::Error>,
+> {
+    Ok(ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, y)?)
+}
 
 /// Draw `cct_cdf.svg` into `dir`; returns the file written.
 pub fn cct_cdf(dir: &Path, runs: &[Run]) -> Result<PathBuf> {
@@ -42,26 +123,17 @@ pub fn cct_cdf(dir: &Path, runs: &[Run]) -> Result<PathBuf> {
             .y_desc("fraction of coflows")
             .draw()?;
         for (i, (name, v)) in series.iter().enumerate() {
-            let color = Palette99::pick(i).stroke_width(2);
             let n = v.len() as f64;
             let pts = v
                 .iter()
                 .enumerate()
                 .map(|(k, &x)| (x.max(lo), (k + 1) as f64 / n));
-            chart
-                .draw_series(LineSeries::new(pts, color))?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            named_line(&mut chart, i, name, pts)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present()?;
         Ok(())
     };
-    draw().map_err(|e| anyhow!("drawing {}: {e}", file.display()))?;
+    render(&file, draw)?;
     Ok(file)
 }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use plotters::prelude::*;
 
+use crate::plot::{legend, linear, named_line, render};
+
 use super::util::UtilPoint;
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
@@ -29,37 +31,22 @@ fn lines(file: &Path, title: &str, x_desc: &str, y_desc: &str, series: &Series) 
     }
     let pad = |a: f64, b: f64| if b > a { (b - a) * 0.05 } else { 1.0 };
     let (px, py) = (pad(x0, x1), pad(y0, y1));
-    let draw = || -> Result<(), Box<dyn std::error::Error>> {
+    render(file, || {
         let root = SVGBackend::new(file, (900, 600)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x0 - px..x1 + px, y0 - py..y1 + py)?;
+        let mut chart = linear(&root, title, x0 - px..x1 + px, y0 - py..y1 + py)?;
         chart
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
             .draw()?;
         for (i, (name, v)) in series.iter().enumerate() {
-            let color = Palette99::pick(i).stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(v.iter().copied(), color))?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            named_line(&mut chart, i, name, v.iter().copied())?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present()?;
         Ok(())
-    };
-    draw().map_err(|e| anyhow!("drawing {}: {e}", file.display()))
+    })
 }
 
 /// `fetch_completion_ratio.svg`: fraction of shuffle bytes fetched over time, per policy.

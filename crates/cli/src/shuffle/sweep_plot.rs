@@ -7,23 +7,9 @@ use anyhow::{anyhow, Result};
 use coflowkit_pktsim::UtilSample;
 use plotters::prelude::*;
 
+use crate::plot::{color, legend, named_line, render};
+
 use super::sweep_rows::{Band, Point};
-
-/// Matplotlib's tab10: distinct on white, unlike Palette99's pale yellow.
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
-
-fn color(i: usize) -> RGBColor {
-    COLORS[i % COLORS.len()]
-}
 
 /// Which summarized metric a chart shows.
 #[derive(Clone, Copy)]
@@ -122,25 +108,14 @@ pub fn band_chart(
                 band,
                 color.mix(0.18).filled(),
             )))?;
-            let style = color.stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().map(|p| (p.skew_target, metric.band(p).p50)),
-                    style,
-                ))?
-                .label(proto.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            let median = pts.iter().map(|p| (p.skew_target, metric.band(p).p50));
+            named_line(&mut chart, i, proto, median)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerLeft)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
         root.present()?;
         Ok(())
     };
-    draw().map_err(|e| anyhow!("drawing {}: {e}", file.display()))?;
+    render(&file, draw)?;
     Ok(file)
 }
 
@@ -185,27 +160,18 @@ pub fn utilization_chart(dir: &Path, runs: &[UtilRun]) -> Result<PathBuf> {
                 .y_desc("fraction of host links busy")
                 .draw()?;
             for (i, r) in runs.iter().enumerate() {
-                let style = color(i).stroke_width(2);
                 let pts = r
                     .samples
                     .iter()
                     .map(|s| (s.time_s / r.ideal_s, if up { s.up } else { s.down }));
-                chart
-                    .draw_series(LineSeries::new(pts, style))?
-                    .label(r.protocol.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                named_line(&mut chart, i, &r.protocol, pts)?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::LowerLeft)
-                .draw()?;
+            legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
         }
         root.present()?;
         Ok(())
     };
-    draw().map_err(|e| anyhow!("drawing {}: {e}", file.display()))?;
+    render(&file, draw)?;
     Ok(file)
 }
 
