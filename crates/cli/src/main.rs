@@ -1,11 +1,15 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
 
 mod bench;
+mod coordinator;
+mod daemon;
 mod fabric_args;
 mod plot;
+mod replay;
 mod report;
 mod sched_args;
 mod sim;
+mod status;
 mod trace_cmd;
 
 use std::process::ExitCode;
@@ -31,6 +35,25 @@ enum Command {
     Trace(trace_cmd::TraceCmd),
     /// Measure simulator speed: the FB trace (and an upscaled copy) under each scheduler.
     Bench(bench::BenchArgs),
+    /// Run the coordinator of a real cluster (the shared scheduler moving real bytes).
+    Coordinator(coordinator::CoordinatorArgs),
+    /// Run the daemon of one host of a real cluster.
+    Daemon(daemon::DaemonArgs),
+    /// Replay a trace as real transfers between local daemons, beside the simulator's CCTs.
+    Replay(replay::ReplayArgs),
+    /// Show what a coordinator knows: daemons, coflows, flows and their rates.
+    Status(status::StatusArgs),
+}
+
+/// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
+fn logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn main() -> ExitCode {
@@ -39,6 +62,10 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Trace(c) => trace_cmd::run(c),
         Command::Bench(a) => bench::run(a),
+        Command::Coordinator(a) => coordinator::run(a),
+        Command::Daemon(a) => daemon::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Status(a) => status::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

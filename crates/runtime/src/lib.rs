@@ -19,6 +19,7 @@ pub mod error;
 pub mod frame;
 pub mod pacer;
 pub mod proto;
+pub mod replay;
 pub mod rpc;
 mod running;
 

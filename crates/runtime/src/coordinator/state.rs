@@ -33,6 +33,8 @@ pub struct CoflowRec {
     pub parents: Vec<u64>,
     /// Flows in the order their gets started.
     pub flows: Vec<FlowKey>,
+    /// Became READY (all hinted gets started) at some point.
+    pub ready_seen: bool,
 }
 
 /// A flow is named by its source daemon and that daemon's flow number (survives restarts).
@@ -134,6 +136,7 @@ impl State {
                 num_flows,
                 parents,
                 flows: Vec::new(),
+                ready_seen: false,
             },
         );
         self.dirty.major = true;
@@ -155,6 +158,7 @@ impl State {
                     num_flows: 0,
                     parents: Vec::new(),
                     flows: Vec::new(),
+                    ready_seen: false,
                 },
             );
             self.dirty.major = true;
@@ -223,7 +227,7 @@ impl State {
             self.drop_flow(k);
         }
         for f in flows {
-            self.start_flow(port, f);
+            self.start_flow_inner(port, f);
         }
         self.dirty.major = true;
         port
@@ -244,6 +248,22 @@ impl State {
     }
 
     pub fn start_flow(&mut self, port: usize, f: &FlowInfo) {
+        self.start_flow_inner(port, f);
+        // A coflow with a flow-count hint arrives, for the scheduler, when it becomes READY
+        // (Varys considers flows only after their gets); data staged earlier does not age it.
+        let now = self.now_s();
+        if let Some(c) = self.coflows.get_mut(&f.coflow) {
+            if c.num_flows > 0 && c.flows.len() == c.num_flows as usize && !c.ready_seen {
+                c.ready_seen = true;
+                if let Some(d) = c.deadline_s.as_mut() {
+                    *d += now - c.arrival_s;
+                }
+                c.arrival_s = now;
+            }
+        }
+    }
+
+    fn start_flow_inner(&mut self, port: usize, f: &FlowInfo) {
         if self.unregistered.contains(&f.coflow) {
             return;
         }
