@@ -7,8 +7,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-/// Longest burst a bucket accumulates, in seconds of its rate: idle time is not banked beyond
-/// this (so a flow that was paused does not later exceed its rate for long).
+/// Credit a bucket keeps beyond the next send, in seconds of its rate. It absorbs timer
+/// overshoot (a sleep that wakes a millisecond late is paid back by the next send, so a slow
+/// flow does not lose a millisecond per block), while idle time is not banked beyond it.
 const BURST_S: f64 = 0.005;
 
 pub struct Pacer {
@@ -39,7 +40,7 @@ impl Pacer {
             }
             let dt = now.duration_since(self.last).as_secs_f64();
             self.last = now;
-            let cap = (rate * BURST_S).max(n);
+            let cap = n + rate * BURST_S;
             self.tokens = (self.tokens + rate * dt).min(cap);
             if self.tokens >= n {
                 self.tokens -= n;

@@ -67,6 +67,8 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
     tokio::spawn(async move {
         let on_flow = sched.reschedules_on_flow_completion();
         let mut wake_at: Option<Instant> = None;
+        let mut wake_s: Option<f64> = None;
+        let mut last_now = 0.0f64;
         let mut last = Instant::now();
         loop {
             let next = match (wake_at, tick) {
@@ -91,11 +93,20 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
                 if !due {
                     continue;
                 }
-                let now = s.now_s();
+                let real = s.now_s();
+                // A decision at a wake-up the policy asked for happens at the time it asked
+                // for (timers fire a little late; D-CLAS updates its queues only on its exact
+                // Δ ticks). Otherwise, and never going back in time, the real time.
+                let now = match wake_s {
+                    Some(t) if t <= real => t.max(last_now),
+                    _ => real,
+                };
+                last_now = now;
                 let (wake, updates) = s.decide(sched.as_mut(), now);
                 last = Instant::now();
+                wake_s = wake;
                 wake_at = wake.map(|t| {
-                    Instant::now() + Duration::from_secs_f64((t - now).clamp(0.0, 3600.0))
+                    Instant::now() + Duration::from_secs_f64((t - real).clamp(0.0, 3600.0))
                 });
                 updates
             };
