@@ -33,7 +33,11 @@ fn replay_local_moves_real_bytes_and_reports_sim_ccts() {
         json.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("real vs simulated"), "{stdout}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -67,10 +71,19 @@ fn coordinator_refuses_a_bad_token_file() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("token");
     std::fs::write(&t, "short").unwrap();
-    let out = coflowkit(&["coordinator", "--listen", "127.0.0.1:0", "--token-file", t.to_str().unwrap()]);
+    let out = coflowkit(&[
+        "coordinator",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        t.to_str().unwrap(),
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("token") && err.contains(t.to_str().unwrap()), "{err}");
+    assert!(
+        err.contains("token") && err.contains(t.to_str().unwrap()),
+        "{err}"
+    );
 }
 
 /// A free loopback port (bound and released; good enough for a test).
@@ -103,7 +116,15 @@ fn coordinator_and_daemon_processes_show_up_in_status() {
     let quiet = || std::process::Stdio::null();
     let _coord = Kill(
         Command::new(bin)
-            .args(["coordinator", "--listen", &caddr, "--token-file", tok, "-s", "aalo"])
+            .args([
+                "coordinator",
+                "--listen",
+                &caddr,
+                "--token-file",
+                tok,
+                "-s",
+                "aalo",
+            ])
             .stderr(quiet())
             .spawn()
             .unwrap(),
@@ -127,8 +148,16 @@ fn coordinator_and_daemon_processes_show_up_in_status() {
     );
     let mut last = String::new();
     for _ in 0..100 {
-        let out = coflowkit(&["status", "--coordinator", &caddr, "--token-file", tok, "--json"]);
-        last = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        let out = coflowkit(&[
+            "status",
+            "--coordinator",
+            &caddr,
+            "--token-file",
+            tok,
+            "--json",
+        ]);
+        last = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
         if out.status.success() {
             let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let d = &doc["daemons"];

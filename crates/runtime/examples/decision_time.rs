@@ -17,7 +17,11 @@ use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 fn main() {
     let hosts = 100;
     println!("{:<8} {:>8} {:>14}", "policy", "flows", "ms per round");
-    for kind in [SchedulerKind::Varys, SchedulerKind::Aalo, SchedulerKind::Fair] {
+    for kind in [
+        SchedulerKind::Varys,
+        SchedulerKind::Aalo,
+        SchedulerKind::Fair,
+    ] {
         for flows in [100usize, 1000, 10_000] {
             let mut s = State::new();
             let addrs: Vec<String> = (0..hosts).map(|h| format!("10.0.0.{h}:7401")).collect();

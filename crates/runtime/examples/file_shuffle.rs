@@ -29,7 +29,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if inputs.is_empty() {
         for m in 0..3 {
             let p = work.join(format!("input-{m}.txt"));
-            let text: String = (0..20_000).map(|i| format!("host {m} record {i}\n")).collect();
+            let text: String = (0..20_000)
+                .map(|i| format!("host {m} record {i}\n"))
+                .collect();
             std::fs::write(&p, text)?;
             inputs.push(p);
         }
@@ -39,7 +41,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The cluster: a coordinator running Varys and a daemon per host at 200 Mbit/s.
     let token = Token::new("file-shuffle-example")?;
     let any = "127.0.0.1:0".parse()?;
-    let coord = coordinator::spawn(CoordinatorConfig::new(token.clone(), SchedulerKind::Varys), any)?;
+    let coord = coordinator::spawn(
+        CoordinatorConfig::new(token.clone(), SchedulerKind::Varys),
+        any,
+    )?;
     let caddr = coord.addr().to_string();
     let daemons: Vec<_> = (0..hosts)
         .map(|_| daemon::spawn(DaemonConfig::new(caddr.clone(), token.clone(), 25e6), any))
@@ -69,7 +74,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             lines_in += 1;
         }
         for (r, part) in parts.iter().enumerate() {
-            clients[m].put(coflow, &format!("m{m}-r{r}"), part.as_bytes()).await?;
+            clients[m]
+                .put(coflow, &format!("m{m}-r{r}"), part.as_bytes())
+                .await?;
         }
     }
 

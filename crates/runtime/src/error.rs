@@ -18,7 +18,7 @@ pub enum Error {
     Rpc {
         addr: String,
         #[source]
-        status: tonic::Status,
+        status: Box<tonic::Status>,
     },
     #[error("cannot reach coordinator {addr}: {source}")]
     Connect {
@@ -61,7 +61,7 @@ impl Error {
     pub(crate) fn rpc(addr: &str, status: tonic::Status) -> Self {
         Error::Rpc {
             addr: addr.to_string(),
-            status,
+            status: Box::new(status),
         }
     }
 }

@@ -157,3 +157,43 @@ async fn non_clairvoyant_coflows_need_a_non_clairvoyant_scheduler() {
         .unwrap_err();
     assert!(e.to_string().contains("needs flow sizes"), "{e}");
 }
+
+/// Aalo in the real world: daemons report bytes every Δ, the coordinator's D-CLAS demotes the
+/// big coflow at its Δ tick, and a later small coflow (in the top queue) overtakes it. Were the
+/// queues never updated, FIFO inside the first queue would hold the small one for ~2 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aalo_demotes_a_big_coflow_from_progress_reports() {
+    let mut cfg = coflowkit_runtime::CoordinatorConfig::new(common::token(), SchedulerKind::Aalo);
+    cfg.options.aalo.queues.q1_hi_bytes = 50e3;
+    let coord = coflowkit_runtime::coordinator::spawn(cfg, common::loopback()).unwrap();
+    let caddr = coord.addr().to_string();
+    let mut daemons = Vec::new();
+    for nic in [500e3, 50e6] {
+        let d = coflowkit_runtime::DaemonConfig::new(caddr.clone(), common::token(), nic);
+        daemons.push(coflowkit_runtime::daemon::spawn(d, common::loopback()).unwrap());
+    }
+    let client = |i: usize| {
+        coflowkit_runtime::Client::connect(coflowkit_runtime::ClientConfig::new(
+            &caddr,
+            &daemons[i].addr().to_string(),
+            common::token(),
+        ))
+    };
+    let (tx, rx) = (client(0).await.unwrap(), client(1).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(200)).await; // daemons register
+    let big = tx.register(CoflowOptions::non_clairvoyant()).await.unwrap();
+    let small = tx.register(CoflowOptions::non_clairvoyant()).await.unwrap();
+    tx.put(big, "b", &bytes(9, 1_000_000)).await.unwrap();
+    tx.put(small, "s", &bytes(10, 20_000)).await.unwrap();
+    let r = rx.clone();
+    let big_get = tokio::spawn(async move { r.get(big, "b").await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t = Instant::now();
+    rx.get(small, "s").await.unwrap();
+    let took = t.elapsed().as_secs_f64();
+    assert!(
+        took < 1.0,
+        "the small coflow waited {took:.3} s behind the big one"
+    );
+    assert_eq!(big_get.await.unwrap().len(), 1_000_000);
+}

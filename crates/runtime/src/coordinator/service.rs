@@ -1,6 +1,9 @@
 //! The gRPC face of the coordinator: validates every request (bad input is an
 //! `InvalidArgument` naming the field, never a panic) and updates the shared state.
 
+// tonic's handlers return `tonic::Status`; helpers share that error type.
+#![allow(clippy::result_large_err)]
+
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};

@@ -329,7 +329,7 @@ impl State {
             c.flows.len() >= c.num_flows as usize
                 && c.flows
                     .iter()
-                    .all(|k| self.flows.get(k).map_or(true, |f| f.done))
+                    .all(|k| !matches!(self.flows.get(k), Some(f) if !f.done))
         })
     }
 

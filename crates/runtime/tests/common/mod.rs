@@ -92,7 +92,9 @@ impl Cluster {
     }
 
     pub fn restart_coordinator(&mut self) {
-        self.coordinator.take().map(Running::kill);
+        if let Some(c) = self.coordinator.take() {
+            c.kill();
+        }
         let mut last = None;
         // The old runtime may need a moment to release the port.
         for _ in 0..100 {
