@@ -28,6 +28,10 @@ pub struct CoordinatorArgs {
     /// and scheduler wake-ups)
     #[arg(long, default_value_t = 100.0, value_name = "MS")]
     pub tick_ms: f64,
+    /// Also serve GET /metrics (Prometheus) and GET /status (JSON) over HTTP on this address
+    /// (read-only, no token: bind it to a private address)
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
@@ -45,6 +49,7 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
     let mut cfg = CoordinatorConfig::new(token, kinds[0]);
     cfg.options = args.sched.options()?;
     cfg.report_interval = Duration::from_secs_f64(args.report_interval_ms / 1000.0);
+    cfg.metrics = args.metrics_listen;
     cfg.tick = (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0));
     Ok(cfg)
 }

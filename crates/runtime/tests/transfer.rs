@@ -197,3 +197,54 @@ async fn aalo_demotes_a_big_coflow_from_progress_reports() {
     );
     assert_eq!(big_get.await.unwrap().len(), 1_000_000);
 }
+
+/// The monitoring endpoint answers Prometheus text and JSON, and 404 for anything else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_status_over_http() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut cfg = coflowkit_runtime::CoordinatorConfig::new(common::token(), SchedulerKind::Fair);
+    cfg.metrics = Some(port);
+    let coord = coflowkit_runtime::coordinator::spawn(cfg, common::loopback()).unwrap();
+    let d = coflowkit_runtime::daemon::spawn(
+        coflowkit_runtime::DaemonConfig::new(coord.addr().to_string(), common::token(), 1e6),
+        common::loopback(),
+    )
+    .unwrap();
+    let get = |path: &'static str| async move {
+        for _ in 0..100 {
+            if let Ok(mut s) = tokio::net::TcpStream::connect(port).await {
+                s.write_all(format!("GET {path} HTTP/1.0\r\n\r\n").as_bytes())
+                    .await
+                    .unwrap();
+                let mut out = String::new();
+                s.read_to_string(&mut out).await.unwrap();
+                return out;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("metrics endpoint never answered");
+    };
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = get("/metrics").await;
+        if metrics.contains("coflowkit_daemons_connected 1") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(metrics.starts_with("HTTP/1.0 200"), "{metrics}");
+    assert!(
+        metrics.contains("coflowkit_daemons_connected 1"),
+        "{metrics}"
+    );
+    let status = get("/status").await;
+    let body = status.split("\r\n\r\n").nth(1).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(doc["scheduler"], "fair");
+    assert_eq!(doc["daemons"][0]["addr"], d.addr().to_string());
+    assert!(get("/nope").await.starts_with("HTTP/1.0 404"));
+}

@@ -3,6 +3,7 @@
 //! a flow or coflow finished, a daemon came or went), at the wake-up the scheduler asks for, and
 //! every `tick` as a safety net, and pushes each daemon the full rate table of its flows.
 
+mod http;
 mod service;
 pub mod state;
 
@@ -37,6 +38,9 @@ pub struct CoordinatorConfig {
     /// Decide at least this often while flows are active, even without events (default 100 ms,
     /// Varys's O(100) ms batching); `None` = only on events and scheduler wake-ups.
     pub tick: Option<Duration>,
+    /// Serve `GET /metrics` (Prometheus) and `GET /status` (JSON) over HTTP here; read-only and
+    /// unauthenticated, so bind it to a private address. `None` = off (default).
+    pub metrics: Option<SocketAddr>,
 }
 
 impl CoordinatorConfig {
@@ -47,6 +51,7 @@ impl CoordinatorConfig {
             options: SchedOptions::default(),
             report_interval: Duration::from_millis(10),
             tick: Some(Duration::from_millis(100)),
+            metrics: None,
         }
     }
 }
@@ -62,6 +67,12 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
         clairvoyant: sched.clairvoyant(),
         report_interval_s: config.report_interval.as_secs_f64(),
     });
+    if let Some(addr) = config.metrics {
+        let l = TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?;
+        tokio::spawn(http::serve(shared.clone(), l));
+    }
     let brain = shared.clone();
     let tick = config.tick;
     tokio::spawn(async move {
