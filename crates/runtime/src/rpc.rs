@@ -25,7 +25,12 @@ pub async fn connect(addr: &str, token: &Token) -> Result<Client> {
     let ep = Endpoint::from_shared(uri)
         .map_err(|e| Error::Config(format!("coordinator address `{addr}`: {e}")))?
         .connect_timeout(Duration::from_secs(2))
-        .tcp_nodelay(true);
+        .tcp_nodelay(true)
+        // A daemon notices a vanished coordinator (host gone, no FIN) within seconds and
+        // falls back to fair sharing.
+        .http2_keep_alive_interval(Duration::from_secs(2))
+        .keep_alive_timeout(Duration::from_secs(4))
+        .keep_alive_while_idle(true);
     let ch = ep.connect().await.map_err(|source| Error::Connect {
         addr: addr.to_string(),
         source,

@@ -131,8 +131,11 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
             .max_encoding_message_size(MAX_RPC_BYTES),
         auth,
     );
+    // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds.
     Server::builder()
         .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(Duration::from_secs(2)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(4)))
         .add_service(svc)
         .serve_with_incoming(TcpListenerStream::new(listener))
         .await

@@ -16,6 +16,8 @@ use crate::proto::{data_request, DataHello, DataReply, DataRequest, FlowInfo};
 
 /// A client must say hello and ask within this time.
 const HANDSHAKE: Duration = Duration::from_secs(10);
+/// A put that sends nothing for this long is abandoned (its memory freed).
+const PUT_IDLE: Duration = Duration::from_secs(60);
 /// Longest data id accepted (bytes).
 const MAX_DATA_ID: usize = 512;
 
@@ -103,7 +105,11 @@ where
     frame::write_msg(w, Kind::Reply, &DataReply::default()).await?;
     let mut b = d.store.begin(coflow, &data_id);
     let total = loop {
-        match frame::read_chunk(r, buf).await {
+        // A putter that goes silent must not hold memory forever.
+        let Ok(chunk) = tokio::time::timeout(PUT_IDLE, frame::read_chunk(r, buf)).await else {
+            return refuse(w, format!("put of `{data_id}`: no data for {PUT_IDLE:?}")).await;
+        };
+        match chunk {
             Ok(Chunk::Block) => {
                 let crc = u32::from_be_bytes(buf[..4].try_into().expect("checked"));
                 b.push(crc, &buf[4..]).await?;
