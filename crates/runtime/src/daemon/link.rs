@@ -102,14 +102,18 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String>
     *d.link.client.lock().await = Some(c.clone());
     tracing::info!(coordinator = %d.cfg.coordinator, "registered with the coordinator");
     let reporter = tokio::spawn(report_loop(d.clone(), c, *interval));
+    let mut dropped = std::collections::HashSet::new();
     let res = loop {
         match stream.message().await {
             Ok(Some(u)) => {
-                for coflow in d.flows.assign(&u) {
+                // Every table repeats the recent unregistrations; act on each once.
+                let listed = d.flows.assign(&u);
+                for &coflow in listed.difference(&dropped) {
                     if d.store.drop_coflow(coflow) > 0 {
                         tracing::debug!(coflow, "dropped unregistered coflow's data");
                     }
                 }
+                dropped = listed;
             }
             Ok(None) => break Ok(()),
             Err(s) => break Err(s.to_string()),
