@@ -182,9 +182,10 @@ async fn get<W: tokio::io::AsyncWrite + Unpin>(
     link::report_start(d, FlowInfo { flow: id, ..info }).await;
     let mut pacer = Pacer::new(rate);
     let mut block = Vec::with_capacity(frame::BLOCK_BYTES);
+    let mut spill = None;
     let res: std::io::Result<()> = async {
         for i in 0..obj.blocks.len() {
-            let crc = obj.read_block(i, &mut block).await?;
+            let crc = obj.read_block(i, &mut block, &mut spill).await?;
             if !pacer.take(block.len()).await {
                 return Err(std::io::Error::other("flow cancelled"));
             }

@@ -40,8 +40,14 @@ impl Drop for Object {
 }
 
 impl Object {
-    /// The bytes of block `i` (read from the spill file when it is on disk).
-    pub async fn read_block(&self, i: usize, buf: &mut Vec<u8>) -> std::io::Result<u32> {
+    /// The bytes of block `i` (read from the spill file when it is on disk; `file` keeps the
+    /// file open between calls of one reader).
+    pub async fn read_block(
+        &self,
+        i: usize,
+        buf: &mut Vec<u8>,
+        file: &mut Option<tokio::fs::File>,
+    ) -> std::io::Result<u32> {
         let b = &self.blocks[i];
         match &b.body {
             Body::Mem(v, _) => {
@@ -49,8 +55,11 @@ impl Object {
                 buf.extend_from_slice(v);
             }
             Body::Disk { offset, len } => {
-                let path = self.spill.as_ref().expect("disk blocks have a spill file");
-                let mut f = tokio::fs::File::open(path).await?;
+                if file.is_none() {
+                    let path = self.spill.as_ref().expect("disk blocks have a spill file");
+                    *file = Some(tokio::fs::File::open(path).await?);
+                }
+                let f = file.as_mut().expect("just opened");
                 f.seek(std::io::SeekFrom::Start(*offset)).await?;
                 buf.resize(*len as usize, 0);
                 f.read_exact(buf).await?;
@@ -253,13 +262,14 @@ mod tests {
         b.finish().await.unwrap();
         let o = store.get(1, "x").unwrap();
         let mut buf = Vec::new();
+        let mut file = None;
         for (i, blk) in blocks.iter().enumerate() {
-            let crc = o.read_block(i, &mut buf).await.unwrap();
+            let crc = o.read_block(i, &mut buf, &mut file).await.unwrap();
             assert_eq!(&buf, blk);
             assert_eq!(crc, crc32fast::hash(blk));
         }
         assert!(store.begin(1, "x").finish().await.is_err(), "duplicate id");
-        drop(o);
+        drop((o, file));
         assert_eq!(store.drop_coflow(1), 1);
         assert_eq!(store.mem_used(), 0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
