@@ -1,14 +1,18 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
 
 mod bench;
+mod coordinator;
+mod daemon;
 mod engine_args;
 mod fabric_args;
 mod fetch;
 mod plot;
+mod replay;
 mod report;
 mod sched_args;
 mod shuffle;
 mod sim;
+mod status;
 mod trace_cmd;
 
 use std::process::ExitCode;
@@ -40,6 +44,25 @@ enum Command {
     /// Flash-burst shuffles: generate shuffle matrices, simulate protocols packet by packet.
     #[command(subcommand)]
     Shuffle(shuffle::ShuffleCmd),
+    /// Run the coordinator of a real cluster (the shared scheduler moving real bytes).
+    Coordinator(coordinator::CoordinatorArgs),
+    /// Run the daemon of one host of a real cluster.
+    Daemon(daemon::DaemonArgs),
+    /// Replay a trace as real transfers between local daemons, beside the simulator's CCTs.
+    Replay(replay::ReplayArgs),
+    /// Show what a coordinator knows: daemons, coflows, flows and their rates.
+    Status(status::StatusArgs),
+}
+
+/// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
+fn logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn main() -> ExitCode {
@@ -50,6 +73,10 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Fetch(c) => fetch::run(c),
         Command::Shuffle(c) => shuffle::run(c),
+        Command::Coordinator(a) => coordinator::run(a),
+        Command::Daemon(a) => daemon::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Status(a) => status::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -142,10 +142,7 @@ impl SchedArgs {
                 FlowCompletionArg::Ignore => FlowCompletion::Ignore,
             }
         };
-        o.on_flow_completion = how;
-        o.varys.on_flow_completion = how;
-        o.aalo.on_flow_completion = how;
-        o.saath.on_flow_completion = how;
+        let mut o = o.with_flow_completion(how);
         if self.queues == 0
             || self.queue_spacing.is_nan()
             || self.queue_spacing <= 1.0

@@ -109,6 +109,17 @@ pub struct SchedOptions {
     pub saath: SaathConfig,
 }
 
+impl SchedOptions {
+    /// The same options with every policy reacting to a single flow's end by `how`.
+    pub fn with_flow_completion(mut self, how: FlowCompletion) -> Self {
+        self.on_flow_completion = how;
+        self.varys.on_flow_completion = how;
+        self.aalo.on_flow_completion = how;
+        self.saath.on_flow_completion = how;
+        self
+    }
+}
+
 /// Build a fresh scheduler.
 pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
     let ordered =

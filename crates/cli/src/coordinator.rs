@@ -1,0 +1,74 @@
+//! `coflowkit coordinator`: run the coordinator of a real cluster.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_runtime::{coordinator, CoordinatorConfig, Token};
+
+use crate::sched_args::SchedArgs;
+
+#[derive(Args, Debug)]
+#[command(mut_arg("scheduler", |a| a.default_value("varys").help("The scheduler (one name)")))]
+pub struct CoordinatorArgs {
+    /// Address to serve the control protocol on
+    #[arg(long, default_value = "0.0.0.0:7400", value_name = "HOST:PORT")]
+    pub listen: SocketAddr,
+    /// File holding the shared token every client and daemon must present
+    #[arg(long, value_name = "FILE")]
+    pub token_file: PathBuf,
+    #[command(flatten)]
+    pub sched: SchedArgs,
+    /// Δ: milliseconds between the daemons' progress reports
+    #[arg(long, default_value_t = 10.0, value_name = "MS")]
+    pub report_interval_ms: f64,
+    /// Decide at least every this many milliseconds while flows are active (0 = only on events
+    /// and scheduler wake-ups)
+    #[arg(long, default_value_t = 100.0, value_name = "MS")]
+    pub tick_ms: f64,
+    /// Also serve GET /metrics (Prometheus) and GET /status (JSON) over HTTP on this address
+    /// (read-only, no token: bind it to a private address)
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_listen: Option<SocketAddr>,
+}
+
+pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
+    let kinds = args.sched.kinds()?;
+    if kinds.len() != 1 {
+        bail!("--scheduler: a coordinator runs exactly one scheduler");
+    }
+    if !(args.report_interval_ms >= 1.0 && args.report_interval_ms <= 10_000.0) {
+        bail!("--report-interval-ms must be between 1 and 10000");
+    }
+    if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
+        bail!("--tick-ms must be a non-negative number");
+    }
+    let token = Token::from_file(&args.token_file)?;
+    let mut cfg = CoordinatorConfig::new(token, kinds[0]);
+    cfg.options = args.sched.options()?;
+    cfg.report_interval = Duration::from_secs_f64(args.report_interval_ms / 1000.0);
+    cfg.metrics = args.metrics_listen;
+    cfg.tick = (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0));
+    Ok(cfg)
+}
+
+pub fn run(args: CoordinatorArgs) -> Result<()> {
+    crate::logs();
+    let cfg = config(&args)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding {}", args.listen))?;
+        eprintln!(
+            "coordinator ({}) listening on {} (protocol v{})",
+            cfg.scheduler,
+            listener.local_addr()?,
+            coflowkit_runtime::PROTOCOL_VERSION
+        );
+        coordinator::serve(cfg, listener).await?;
+        Ok(())
+    })
+}

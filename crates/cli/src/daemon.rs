@@ -1,0 +1,66 @@
+//! `coflowkit daemon`: run the daemon of one host.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_model::units::parse_rate_bps;
+use coflowkit_runtime::{daemon, DaemonConfig, Token};
+
+#[derive(Args, Debug)]
+pub struct DaemonArgs {
+    /// Coordinator address
+    #[arg(long, value_name = "HOST:PORT")]
+    pub coordinator: String,
+    /// Address to serve data on
+    #[arg(long, default_value = "0.0.0.0:7401", value_name = "HOST:PORT")]
+    pub listen: SocketAddr,
+    /// Address other hosts reach this daemon at [default: --listen, unless it is 0.0.0.0]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub advertise: Option<String>,
+    /// NIC rate each way, enforced by pacing and told to the scheduler: 1gbit, 500mbit, 1e9
+    #[arg(long, default_value = "1gbit", value_name = "RATE")]
+    pub nic_rate: String,
+    /// Most put data kept in memory, in MiB; the rest spills to --data-dir (or waits)
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub mem_limit_mib: u64,
+    /// Where put data spills when memory is full
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// File holding the shared token
+    #[arg(long, value_name = "FILE")]
+    pub token_file: PathBuf,
+}
+
+pub fn run(args: DaemonArgs) -> Result<()> {
+    crate::logs();
+    let nic_bps = parse_rate_bps(&args.nic_rate).context("--nic-rate")?;
+    let token = Token::from_file(&args.token_file)?;
+    let advertise = match &args.advertise {
+        Some(a) => a.clone(),
+        None if args.listen.ip().is_unspecified() => {
+            bail!("--listen {} is a wildcard: say with --advertise HOST:PORT how other hosts reach this daemon", args.listen)
+        }
+        None => args.listen.to_string(),
+    };
+    let mut cfg = DaemonConfig::new(args.coordinator.clone(), token, nic_bps / 8.0);
+    cfg.advertise = advertise;
+    cfg.mem_limit_bytes = args.mem_limit_mib.saturating_mul(1 << 20);
+    cfg.data_dir = args.data_dir.clone();
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding {}", args.listen))?;
+        eprintln!(
+            "daemon {} (NIC {}) serving data on {}, coordinator {}",
+            cfg.advertise,
+            args.nic_rate,
+            listener.local_addr()?,
+            cfg.coordinator
+        );
+        daemon::serve(cfg, listener).await?;
+        Ok(())
+    })
+}

@@ -1,0 +1,338 @@
+//! `coflowkit replay --local N`: replay a trace as real transfers between N daemons on this
+//! machine (real sockets on loopback), and beside it the simulated CCTs of the very same scaled
+//! workload under the same scheduler.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_flowsim::{simulate, CoflowOutcome, SimOutput};
+use coflowkit_model::bins::Bin;
+use coflowkit_model::{Coflow, Fabric, Flow, Trace};
+use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
+use coflowkit_sched::{build, FlowCompletion, SchedulerKind};
+use serde_json::{json, Value};
+
+use crate::fabric_args::WorkloadArgs;
+use crate::report::{self, Run};
+use crate::sched_args::SchedArgs;
+
+#[derive(Args, Debug)]
+#[command(mut_arg("scheduler", |a| a.default_value("varys,aalo,fair")))]
+#[command(mut_arg("coflows", |a| a.default_value("60")))]
+pub struct ReplayArgs {
+    /// Start a coordinator and N daemons on this machine (loopback sockets); trace ports map
+    /// onto daemons as port mod N
+    #[arg(long, value_name = "N")]
+    pub local: Option<usize>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub sched: SchedArgs,
+    /// Multiply every flow's bytes by this
+    #[arg(long, default_value_t = 0.001, value_name = "X")]
+    pub scale_bytes: f64,
+    /// Multiply every arrival time by this; the emulated NIC rate is --port-rate × scale-bytes
+    /// / scale-time, so the fabric is as loaded as the unscaled trace's
+    #[arg(long, default_value_t = 0.01, value_name = "X")]
+    pub scale_time: f64,
+    /// Scheduler the speed-ups are measured against (run too if not selected)
+    #[arg(long, default_value = "fair", value_name = "NAME")]
+    pub baseline: String,
+    /// Most put data each daemon keeps in memory, MiB (the rest spills to a temporary dir)
+    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    pub mem_limit_mib: u64,
+    /// Coordinator safety-net tick in milliseconds (0 = events and wake-ups only)
+    #[arg(long, default_value_t = 100.0, value_name = "MS")]
+    pub tick_ms: f64,
+    /// Put each daemon in its own network namespace with tc rate limits (not implemented yet)
+    #[arg(long)]
+    pub netns: bool,
+    /// Write results as JSON (as `sim --json`, each coflow also carrying `sim_cct_s`)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// The trace as it runs: ports folded onto `hosts`, the flows of a coflow between the same two
+/// hosts merged into one (a reducer fetches a host's partitions in one go), bytes scaled and
+/// rounded to whole bytes, arrivals scaled.
+pub fn scaled_workload(trace: &Trace, hosts: usize, scale_bytes: f64, scale_time: f64) -> Trace {
+    let coflows = trace
+        .coflows
+        .iter()
+        .map(|c| {
+            let mut index: HashMap<(u32, u32), usize> = HashMap::new();
+            let mut flows: Vec<Flow> = Vec::new();
+            for f in &c.flows {
+                let key = (f.src % hosts as u32, f.dst % hosts as u32);
+                let i = *index.entry(key).or_insert_with(|| {
+                    flows.push(Flow {
+                        src: key.0,
+                        dst: key.1,
+                        bytes: 0.0,
+                    });
+                    flows.len() - 1
+                });
+                flows[i].bytes += f.bytes * scale_bytes;
+            }
+            for f in &mut flows {
+                f.bytes = f.bytes.round();
+            }
+            flows.retain(|f| f.bytes >= 1.0);
+            let mut s = Coflow::new(c.id, c.arrival_s * scale_time, flows);
+            s.weight = c.weight;
+            s
+        })
+        .collect();
+    Trace {
+        ports: hosts as u32,
+        coflows,
+    }
+}
+
+pub fn run(args: ReplayArgs) -> Result<()> {
+    let Some(hosts) = args.local else {
+        bail!(
+            "replay needs --local N (a cluster on this machine); on real machines start \
+             `coflowkit coordinator` and `coflowkit daemon` and use the client API"
+        );
+    };
+    if hosts == 0 || hosts > 256 {
+        bail!("--local must be between 1 and 256 daemons");
+    }
+    if args.netns {
+        bail!("--netns is not implemented yet: run without it (rates are then emulated inside the daemons by pacing)");
+    }
+    for (name, v) in [
+        ("--scale-bytes", args.scale_bytes),
+        ("--scale-time", args.scale_time),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            bail!("{name} must be a positive number, got {v}");
+        }
+    }
+    if args.workload.port_rates.is_some() {
+        bail!("--port-rates: replay --local emulates one NIC rate for every host; use --port-rate");
+    }
+    if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
+        bail!("--tick-ms must be a non-negative number");
+    }
+    crate::logs();
+    let (path, trace, _) = args.workload.load()?;
+    let work = scaled_workload(&trace, hosts, args.scale_bytes, args.scale_time);
+    let nic = args.workload.port_rate / 8.0 * args.scale_bytes / args.scale_time;
+    let fabric = Fabric::uniform(hosts, nic);
+    let mut kinds = args.sched.kinds()?;
+    let baseline: SchedulerKind = args.baseline.parse().context("--baseline")?;
+    if !kinds.contains(&baseline) {
+        kinds.push(baseline);
+    }
+    let opts = args.sched.options()?;
+    let sim_opts = match opts.on_flow_completion {
+        FlowCompletion::Redistribute => {
+            opts.clone().with_flow_completion(FlowCompletion::Recompute)
+        }
+        _ => opts.clone(),
+    };
+    let spill = tempdir()?;
+    println!(
+        "{}: first {} coflows ({} flows, {:.1} MB after scaling bytes by {} and time by {}) on {} \
+         local daemons at {:.1} Mbit/s each (emulated by pacing; no --netns)",
+        path.display(),
+        work.coflows.len(),
+        work.flows(),
+        work.bytes() / 1e6,
+        args.scale_bytes,
+        args.scale_time,
+        hosts,
+        nic * 8.0 / 1e6
+    );
+    let rt = tokio::runtime::Runtime::new()?;
+    let mut real_runs = Vec::new();
+    let mut sim_runs = Vec::new();
+    for &kind in &kinds {
+        let cfg = ReplayConfig {
+            scheduler: kind,
+            options: opts.clone(),
+            nic_bytes_per_s: nic,
+            mem_limit_bytes: args.mem_limit_mib.saturating_mul(1 << 20),
+            data_dir: Some(spill.join(kind.name())),
+            tick: (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0)),
+        };
+        eprintln!("replaying under {kind} ...");
+        let t = Instant::now();
+        let real = rt
+            .block_on(replay(&work, &cfg))
+            .with_context(|| format!("replaying under {kind}"))?;
+        let wall = t.elapsed().as_secs_f64();
+        let late = real.iter().filter(|r| r.late_put_s > 0.0).count();
+        eprintln!(
+            "  {kind}: {:.1} s{}",
+            wall,
+            if late > 0 {
+                format!(", {late} coflows' data was still being put at their arrival")
+            } else {
+                String::new()
+            }
+        );
+        // The coordinator decides in full at every flow completion; so does its simulation.
+        let mut sched = build(kind, &sim_opts);
+        let sim = simulate(&work, &fabric, sched.as_mut())
+            .with_context(|| format!("simulating {kind}"))?;
+        real_runs.push(Run::new(real_output(kind, &work, &fabric, &real, wall)));
+        sim_runs.push(Run::new(sim));
+    }
+    let _ = std::fs::remove_dir_all(&spill);
+
+    println!("\nreal (loopback, {hosts} daemons):");
+    print!("{}", report::table(&real_runs, baseline.name()));
+    println!("\nsimulated (same scaled workload, flowsim):");
+    print!("{}", report::table(&sim_runs, baseline.name()));
+    println!("\nreal vs simulated:");
+    let base_real = real_runs.iter().find(|r| r.name() == baseline.name());
+    let base_sim = sim_runs.iter().find(|r| r.name() == baseline.name());
+    println!(
+        "{:<10} {:>12} {:>12} {:>8} {:>14} {:>14}",
+        "scheduler",
+        "real avg s",
+        "sim avg s",
+        "diff",
+        format!("real x {}", baseline.name()),
+        format!("sim x {}", baseline.name())
+    );
+    for (r, s) in real_runs.iter().zip(&sim_runs) {
+        let (ra, sa) = (r.summary.avg_cct_s, s.summary.avg_cct_s);
+        let sp = |b: Option<&Run>, x: &Run| {
+            b.map_or(f64::NAN, |b| b.summary.avg_cct_s / x.summary.avg_cct_s)
+        };
+        println!(
+            "{:<10} {:>12.3} {:>12.3} {:>7.1}% {:>14.2} {:>14.2}",
+            r.name(),
+            ra,
+            sa,
+            100.0 * (ra - sa) / sa,
+            sp(base_real, r),
+            sp(base_sim, s)
+        );
+    }
+    if let Some(p) = &args.json {
+        write_json(
+            p,
+            &path.display().to_string(),
+            &fabric,
+            &real_runs,
+            &sim_runs,
+            baseline.name(),
+        )?;
+    }
+    Ok(())
+}
+
+/// The real outcomes in the shape the simulator reports them, so one table and one JSON serve
+/// both worlds.
+fn real_output(
+    kind: SchedulerKind,
+    work: &Trace,
+    fabric: &Fabric,
+    real: &[Replayed],
+    wall_s: f64,
+) -> SimOutput {
+    let coflows: Vec<CoflowOutcome> = real
+        .iter()
+        .map(|r| {
+            let c = &work.coflows[r.index];
+            let n = r.fcts_s.len().max(1) as f64;
+            let (lo, hi) = r
+                .fcts_s
+                .iter()
+                .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
+            CoflowOutcome {
+                id: c.id,
+                arrival_s: r.arrival_s,
+                finish_s: r.finish_s,
+                cct_s: r.cct_s,
+                isolated_cct_s: c.isolated_cct_s(fabric),
+                bytes: c.bytes(),
+                flows: c.flows.len(),
+                length_bytes: c.length_bytes(),
+                bin: Bin::of(c),
+                deadline_s: None,
+                met_deadline: None,
+                avg_fct_s: r.fcts_s.iter().sum::<f64>() / n,
+                fct_spread: if r.cct_s > 0.0 && lo.is_finite() {
+                    (hi - lo) / r.cct_s
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    SimOutput {
+        scheduler: kind.name().to_string(),
+        makespan_s: coflows.iter().map(|c| c.finish_s).fold(0.0, f64::max),
+        coflows,
+        decisions: 0,
+        wall_s,
+    }
+}
+
+fn write_json(
+    path: &std::path::Path,
+    trace: &str,
+    fabric: &Fabric,
+    real: &[Run],
+    sim: &[Run],
+    baseline: &str,
+) -> Result<()> {
+    let base = real
+        .iter()
+        .find(|r| r.name() == baseline)
+        .map(|r| r.summary.avg_cct_s);
+    let results: Vec<Value> = real
+        .iter()
+        .zip(sim)
+        .map(|(r, s)| {
+            let coflows: Vec<Value> = r
+                .output
+                .coflows
+                .iter()
+                .zip(&s.output.coflows)
+                .map(|(rc, sc)| {
+                    let mut v = serde_json::to_value(rc).expect("serializable");
+                    v["sim_cct_s"] = json!(sc.cct_s);
+                    v
+                })
+                .collect();
+            json!({
+                "scheduler": r.name(),
+                "summary": r.summary,
+                "speedup_avg_cct": base.map(|b| b / r.summary.avg_cct_s),
+                "sim_summary": s.summary,
+                "coflows": coflows,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "trace": trace,
+        "ports": fabric.ports(),
+        "fabric": fabric,
+        "baseline": baseline,
+        "results": results,
+    });
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, serde_json::to_string(&doc)?)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A fresh directory for the daemons' spill files.
+fn tempdir() -> Result<PathBuf> {
+    let p = std::env::temp_dir().join(format!("coflowkit-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+    Ok(p)
+}

@@ -1,0 +1,105 @@
+//! `coflowkit status`: what a coordinator knows (daemons, coflows, flows and their rates).
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use coflowkit_runtime::proto::Empty;
+use coflowkit_runtime::{rpc, Token};
+use serde_json::json;
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Coordinator address
+    #[arg(long, value_name = "HOST:PORT")]
+    pub coordinator: String,
+    /// File holding the shared token
+    #[arg(long, value_name = "FILE")]
+    pub token_file: PathBuf,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: StatusArgs) -> Result<()> {
+    let token = Token::from_file(&args.token_file)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    let s = rt.block_on(async {
+        let mut c = rpc::connect(&args.coordinator, &token).await?;
+        c.status(Empty {})
+            .await
+            .map(|r| r.into_inner())
+            .map_err(|e| anyhow!("coordinator {}: {e}", args.coordinator))
+    })?;
+    if args.json {
+        let doc = json!({
+            "protocol_version": s.protocol_version,
+            "scheduler": s.scheduler,
+            "rounds": s.rounds,
+            "uptime_s": s.uptime_s,
+            "last_decision_s": s.last_decision_s,
+            "daemons": s.daemons.iter().map(|d| json!({
+                "addr": d.addr, "port": d.port, "nic_bytes_per_s": d.nic_bytes_per_s,
+                "connected": d.connected, "objects": d.objects,
+            })).collect::<Vec<_>>(),
+            "coflows": s.coflows.iter().map(|c| json!({
+                "id": c.id, "name": c.name, "ready": c.ready, "age_s": c.age_s,
+                "sent_bytes": c.sent_bytes,
+                "flows": c.flows.iter().map(|f| json!({
+                    "src": f.src, "dst": f.dst, "data_id": f.data_id, "size_bytes": f.size_bytes,
+                    "sent_bytes": f.sent_bytes, "bytes_per_s": f.bytes_per_s,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    println!(
+        "coordinator {} (protocol v{}), scheduler {}, up {:.1} s, {} rounds, last round {:.3} ms",
+        args.coordinator,
+        s.protocol_version,
+        s.scheduler,
+        s.uptime_s,
+        s.rounds,
+        s.last_decision_s * 1e3
+    );
+    println!("daemons:");
+    for d in &s.daemons {
+        println!(
+            "  {:>3}  {:<24} {:>10.1} Mbit/s  {:<12} {} objects",
+            d.port,
+            d.addr,
+            d.nic_bytes_per_s * 8.0 / 1e6,
+            if d.connected {
+                "connected"
+            } else {
+                "disconnected"
+            },
+            d.objects
+        );
+    }
+    println!("coflows:");
+    for c in &s.coflows {
+        println!(
+            "  {} {:<12} {:<9} age {:>8.2} s, {} bytes sent, {} flows",
+            c.id,
+            c.name,
+            if c.ready { "ready" } else { "not ready" },
+            c.age_s,
+            c.sent_bytes,
+            c.flows.len()
+        );
+        for f in &c.flows {
+            println!(
+                "      {} -> {}  `{}`  {}/{} bytes  {:.1} Mbit/s",
+                f.src,
+                if f.dst.is_empty() { "outside" } else { &f.dst },
+                f.data_id,
+                f.sent_bytes,
+                f.size_bytes,
+                f.bytes_per_s * 8.0 / 1e6
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! The real-system commands as users meet them: `replay --local` end to end, and refusals.
+
+use std::process::{Command, Output};
+
+fn coflowkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args(args)
+        .output()
+        .expect("run coflowkit")
+}
+
+const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
+
+#[test]
+fn replay_local_moves_real_bytes_and_reports_sim_ccts() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("toy.txt");
+    std::fs::write(&trace, TOY).unwrap();
+    let json = dir.path().join("out.json");
+    let out = coflowkit(&[
+        "replay",
+        "--local",
+        "2",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--scale-bytes",
+        "0.01",
+        "--scale-time",
+        "0.1",
+        "--scheduler",
+        "varys,fair",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("real vs simulated"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let coflows = r["coflows"].as_array().unwrap();
+        assert_eq!(coflows.len(), 3);
+        for c in coflows {
+            let real = c["cct_s"].as_f64().unwrap();
+            let sim = c["sim_cct_s"].as_f64().unwrap();
+            // Real transfers cannot beat the fluid model's exact schedule by much.
+            assert!(real > 0.0 && sim > 0.0);
+            assert!(real >= 0.5 * sim, "real {real} sim {sim}");
+        }
+    }
+}
+
+#[test]
+fn replay_needs_local_and_refuses_netns_for_now() {
+    let out = coflowkit(&["replay"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--local"));
+    let out = coflowkit(&["replay", "--local", "2", "--netns"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--netns is not implemented"));
+}
+
+#[test]
+fn coordinator_refuses_a_bad_token_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("token");
+    std::fs::write(&t, "short").unwrap();
+    let out = coflowkit(&[
+        "coordinator",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        t.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("token") && err.contains(t.to_str().unwrap()),
+        "{err}"
+    );
+}
+
+/// A free loopback port (bound and released; good enough for a test).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Kill(std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn coordinator_and_daemon_processes_show_up_in_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "process-test-token\n").unwrap();
+    let tok = token.to_str().unwrap();
+    let caddr = format!("127.0.0.1:{}", free_port());
+    let daddr = format!("127.0.0.1:{}", free_port());
+    let bin = env!("CARGO_BIN_EXE_coflowkit");
+    let quiet = || std::process::Stdio::null();
+    let _coord = Kill(
+        Command::new(bin)
+            .args([
+                "coordinator",
+                "--listen",
+                &caddr,
+                "--token-file",
+                tok,
+                "-s",
+                "aalo",
+            ])
+            .stderr(quiet())
+            .spawn()
+            .unwrap(),
+    );
+    let _daemon = Kill(
+        Command::new(bin)
+            .args([
+                "daemon",
+                "--coordinator",
+                &caddr,
+                "--listen",
+                &daddr,
+                "--nic-rate",
+                "100mbit",
+                "--token-file",
+                tok,
+            ])
+            .stderr(quiet())
+            .spawn()
+            .unwrap(),
+    );
+    let mut last = String::new();
+    for _ in 0..100 {
+        let out = coflowkit(&[
+            "status",
+            "--coordinator",
+            &caddr,
+            "--token-file",
+            tok,
+            "--json",
+        ]);
+        last = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let d = &doc["daemons"];
+            if d.as_array().is_some_and(|a| a.len() == 1) && d[0]["connected"] == true {
+                assert_eq!(doc["scheduler"], "aalo");
+                assert_eq!(d[0]["addr"], daddr.as_str());
+                assert_eq!(d[0]["nic_bytes_per_s"].as_f64(), Some(12.5e6));
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the daemon never showed up as connected: {last}");
+}

@@ -1,0 +1,359 @@
+//! The coflow client API (Varys Table 5.1): `register`, `put`, `get`, `unregister`.
+//!
+//! A driver registers a coflow and hands its id to the tasks; senders `put` their data to the
+//! daemon of their own host (time-decoupled: they may exit right after), receivers `get` it, and
+//! the scheduler decides at what rate each get is served. Every block carries a CRC-32 computed
+//! here at `put` and checked here at `get`.
+//!
+//! ```no_run
+//! use coflowkit_runtime::{Client, ClientConfig, CoflowOptions, Token};
+//! # async fn demo() -> Result<(), coflowkit_runtime::Error> {
+//! let token = Token::new("a-shared-secret")?;
+//! // This host's daemon listens on 10.0.0.1:7401; the coordinator on 10.0.0.9:7400.
+//! let client = Client::connect(ClientConfig::new("10.0.0.9:7400", "10.0.0.1:7401", token)).await?;
+//! let coflow = client.register(CoflowOptions::flows(2)).await?;      // driver
+//! client.put(coflow, "m0-r0", b"partition for reducer 0").await?;    // mapper 0
+//! client.put(coflow, "m0-r1", b"partition for reducer 1").await?;
+//! let bytes = client.get(coflow, "m0-r0").await?;                    // reducer 0 (any host)
+//! assert_eq!(bytes, b"partition for reducer 0");
+//! client.unregister(coflow).await?;                                  // driver, when all are done
+//! # Ok(()) }
+//! ```
+//!
+//! Non-clairvoyant use (Aalo): register with [`CoflowOptions::non_clairvoyant`]; the scheduler
+//! then never sees flow sizes, only the bytes the daemons report every Δ.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
+
+use crate::auth::{Token, PROTOCOL_VERSION};
+use crate::error::{Error, Result};
+use crate::frame::{self, Chunk, FrameError, Kind, BLOCK_BYTES};
+use crate::proto::{
+    data_request, CoflowRef, DataHello, DataReply, DataRequest, GetRequest, LocateRequest,
+    PutRequest, RegisterCoflowRequest,
+};
+use crate::rpc::{self, Client as Rpc};
+
+/// A coflow's id, unique across coordinator restarts.
+pub type CoflowId = u64;
+
+/// Where this client's coordinator and host daemon are.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub coordinator: String,
+    /// Data address of the daemon on this host: puts go there, and gets name it as their
+    /// receiving host (whose downlink the scheduler accounts for).
+    pub local_daemon: String,
+    pub token: Token,
+}
+
+impl ClientConfig {
+    pub fn new(coordinator: &str, local_daemon: &str, token: Token) -> Self {
+        ClientConfig {
+            coordinator: coordinator.to_string(),
+            local_daemon: local_daemon.to_string(),
+            token,
+        }
+    }
+}
+
+/// Options of `register` (Varys's key-value options).
+#[derive(Debug, Clone, Default)]
+pub struct CoflowOptions {
+    /// Varys's `numFlows`: the coflow is scheduled once this many gets have started (0 = at once).
+    pub num_flows: u32,
+    pub deadline: Option<Duration>,
+    pub parents: Vec<CoflowId>,
+    pub non_clairvoyant: bool,
+    pub weight: f64,
+    pub name: String,
+}
+
+impl CoflowOptions {
+    /// A coflow that is READY after `n` gets.
+    pub fn flows(n: u32) -> Self {
+        CoflowOptions {
+            num_flows: n,
+            ..Default::default()
+        }
+    }
+
+    /// Aalo's mode: no flow count, sizes hidden from the scheduler.
+    pub fn non_clairvoyant() -> Self {
+        CoflowOptions {
+            non_clairvoyant: true,
+            ..Default::default()
+        }
+    }
+
+    pub fn deadline(mut self, d: Duration) -> Self {
+        self.deadline = Some(d);
+        self
+    }
+
+    pub fn parents(mut self, p: Vec<CoflowId>) -> Self {
+        self.parents = p;
+        self
+    }
+
+    pub fn name(mut self, n: &str) -> Self {
+        self.name = n.to_string();
+        self
+    }
+}
+
+/// A connection to the coordinator plus the address of this host's daemon. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    rpc: Rpc,
+    cfg: ClientConfig,
+}
+
+impl Client {
+    pub async fn connect(cfg: ClientConfig) -> Result<Client> {
+        let rpc = rpc::connect(&cfg.coordinator, &cfg.token).await?;
+        Ok(Client { rpc, cfg })
+    }
+
+    /// Register a coflow; returns its id.
+    pub async fn register(&self, opts: CoflowOptions) -> Result<CoflowId> {
+        let r = self
+            .rpc
+            .clone()
+            .register_coflow(RegisterCoflowRequest {
+                num_flows: opts.num_flows,
+                deadline_s: opts.deadline.map_or(0.0, |d| d.as_secs_f64()),
+                parents: opts.parents,
+                clairvoyant: !opts.non_clairvoyant,
+                weight: opts.weight,
+                name: opts.name,
+            })
+            .await
+            .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?;
+        Ok(r.into_inner().coflow)
+    }
+
+    /// The coflow is complete: its data may be dropped everywhere.
+    pub async fn unregister(&self, coflow: CoflowId) -> Result<()> {
+        self.rpc
+            .clone()
+            .unregister_coflow(CoflowRef { coflow })
+            .await
+            .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?;
+        Ok(())
+    }
+
+    /// Store `bytes` as `data_id` of `coflow` on this host's daemon.
+    pub async fn put(&self, coflow: CoflowId, data_id: &str, bytes: &[u8]) -> Result<u64> {
+        self.put_stream(coflow, data_id, bytes).await
+    }
+
+    /// Store a file's content.
+    pub async fn put_file(&self, coflow: CoflowId, data_id: &str, path: &Path) -> Result<u64> {
+        let f = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        self.put_stream(coflow, data_id, f).await
+    }
+
+    /// Store everything `reader` yields (size need not be known in advance).
+    pub async fn put_stream<R: AsyncRead + Unpin>(
+        &self,
+        coflow: CoflowId,
+        data_id: &str,
+        mut reader: R,
+    ) -> Result<u64> {
+        let host = self.cfg.local_daemon.clone();
+        let peer = |msg: String| Error::Protocol {
+            peer: host.clone(),
+            msg,
+        };
+        let (mut r, mut w) = self
+            .open(
+                &host,
+                DataRequest {
+                    coflow,
+                    data_id: data_id.to_string(),
+                    op: Some(data_request::Op::Put(PutRequest { size_hint: 0 })),
+                },
+            )
+            .await?;
+        let mut rbuf = Vec::new();
+        let ack: DataReply = frame::read_msg(&mut r, &mut rbuf, Kind::Reply)
+            .await
+            .map_err(|e| peer(e.to_string()))?;
+        if !ack.error.is_empty() {
+            return Err(Error::Remote {
+                peer: host.clone(),
+                msg: ack.error,
+            });
+        }
+        let mut buf = vec![0u8; BLOCK_BYTES];
+        let mut total = 0u64;
+        let io = |e| Error::io(format!("putting `{data_id}` to daemon {host}"), e);
+        loop {
+            let n = read_full(&mut reader, &mut buf)
+                .await
+                .map_err(|e| Error::io(format!("reading the data of `{data_id}`"), e))?;
+            if n == 0 {
+                break;
+            }
+            frame::write_block(&mut w, crc32fast::hash(&buf[..n]), &buf[..n])
+                .await
+                .map_err(io)?;
+            total += n as u64;
+        }
+        frame::write_end(&mut w, total).await.map_err(io)?;
+        let reply: DataReply = frame::read_msg(&mut r, &mut rbuf, Kind::Reply)
+            .await
+            .map_err(|e| peer(e.to_string()))?;
+        if !reply.error.is_empty() {
+            return Err(Error::Remote {
+                peer: host.clone(),
+                msg: reply.error,
+            });
+        }
+        Ok(total)
+    }
+
+    /// Fetch `data_id` of `coflow` into memory.
+    pub async fn get(&self, coflow: CoflowId, data_id: &str) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.get_into(coflow, data_id, &mut out).await?;
+        Ok(out)
+    }
+
+    /// Fetch `data_id` of `coflow` into `sink` (every block verified); returns the bytes.
+    pub async fn get_into<W: AsyncWrite + Unpin>(
+        &self,
+        coflow: CoflowId,
+        data_id: &str,
+        mut sink: W,
+    ) -> Result<u64> {
+        let loc = self
+            .rpc
+            .clone()
+            .locate(LocateRequest {
+                coflow,
+                data_id: data_id.to_string(),
+            })
+            .await
+            .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?
+            .into_inner();
+        let host = loc.daemon;
+        let (mut r, _w) = self
+            .open(
+                &host,
+                DataRequest {
+                    coflow,
+                    data_id: data_id.to_string(),
+                    op: Some(data_request::Op::Get(GetRequest {
+                        dst: self.cfg.local_daemon.clone(),
+                    })),
+                },
+            )
+            .await?;
+        let mut buf = Vec::new();
+        let reply: DataReply = frame::read_msg(&mut r, &mut buf, Kind::Reply)
+            .await
+            .map_err(|e| Error::Protocol {
+                peer: host.clone(),
+                msg: e.to_string(),
+            })?;
+        if !reply.error.is_empty() {
+            return Err(Error::Remote {
+                peer: host,
+                msg: reply.error,
+            });
+        }
+        let size = reply.size_bytes;
+        let failed = |got: u64, why: String| Error::DaemonFailed {
+            host: host.clone(),
+            coflow,
+            data_id: data_id.to_string(),
+            got,
+            size,
+            why,
+        };
+        let mut got = 0u64;
+        let mut block = 0u64;
+        loop {
+            match frame::read_chunk(&mut r, &mut buf).await {
+                Ok(Chunk::Block) => {
+                    sink.write_all(&buf[4..])
+                        .await
+                        .map_err(|e| Error::io(format!("writing `{data_id}`"), e))?;
+                    got += (buf.len() - 4) as u64;
+                    block += 1;
+                }
+                Ok(Chunk::End(total)) if total == got && total == size => break,
+                Ok(Chunk::End(total)) => {
+                    return Err(failed(got, format!("the end frame says {total} bytes")))
+                }
+                Err(FrameError::Checksum) => {
+                    return Err(Error::Checksum {
+                        host,
+                        coflow,
+                        data_id: data_id.to_string(),
+                        block,
+                    })
+                }
+                Err(FrameError::Io(e)) => return Err(failed(got, e.to_string())),
+                Err(e) => return Err(failed(got, e.to_string())),
+            }
+        }
+        sink.flush()
+            .await
+            .map_err(|e| Error::io(format!("writing `{data_id}`"), e))?;
+        Ok(got)
+    }
+
+    /// Open a data connection to a daemon and send the hello and the request.
+    async fn open(
+        &self,
+        host: &str,
+        req: DataRequest,
+    ) -> Result<(
+        BufReader<tokio::net::tcp::OwnedReadHalf>,
+        BufWriter<tokio::net::tcp::OwnedWriteHalf>,
+    )> {
+        let sock = TcpStream::connect(host)
+            .await
+            .map_err(|e| Error::io(format!("connecting to daemon {host}"), e))?;
+        let _ = sock.set_nodelay(true);
+        let (r, w) = sock.into_split();
+        let mut w = BufWriter::with_capacity(2 * BLOCK_BYTES, w);
+        let io = |e| Error::io(format!("talking to daemon {host}"), e);
+        frame::write_msg(
+            &mut w,
+            Kind::Hello,
+            &DataHello {
+                protocol_version: PROTOCOL_VERSION,
+                token: self.cfg.token.as_str().to_string(),
+            },
+        )
+        .await
+        .map_err(io)?;
+        frame::write_msg(&mut w, Kind::Request, &req)
+            .await
+            .map_err(io)?;
+        Ok((BufReader::new(r), w))
+    }
+}
+
+/// Fill `buf` as far as the reader goes; returns how much (0 = end).
+async fn read_full<R: AsyncRead + Unpin>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        let k = r.read(&mut buf[n..]).await?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    Ok(n)
+}

@@ -1,0 +1,178 @@
+//! The coordinator: a registry of coflows and daemons whose brain is the shared scheduler of
+//! `coflowkit-sched`. It decides on events (coflow registered or unregistered, a get started,
+//! a flow or coflow finished, a daemon came or went), at the wake-up the scheduler asks for, and
+//! every `tick` as a safety net, and pushes each daemon the full rate table of its flows.
+
+mod http;
+mod service;
+pub mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+
+use crate::auth::{CheckToken, Token};
+use crate::error::{Error, Result};
+use crate::proto::coordinator_server::CoordinatorServer;
+use crate::proto::RateUpdate;
+use crate::rpc::MAX_RPC_BYTES;
+use crate::Running;
+use service::{Service, Shared};
+use state::State;
+
+/// Everything a coordinator is started with.
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    pub token: Token,
+    pub scheduler: SchedulerKind,
+    pub options: SchedOptions,
+    /// Δ: how often daemons report bytes sent (Aalo's coordination interval; default 10 ms).
+    pub report_interval: Duration,
+    /// Decide at least this often while flows are active, even without events (default 100 ms,
+    /// Varys's O(100) ms batching); `None` = only on events and scheduler wake-ups.
+    pub tick: Option<Duration>,
+    /// Serve `GET /metrics` (Prometheus) and `GET /status` (JSON) over HTTP here; read-only and
+    /// unauthenticated, so bind it to a private address. `None` = off (default).
+    pub metrics: Option<SocketAddr>,
+}
+
+impl CoordinatorConfig {
+    pub fn new(token: Token, scheduler: SchedulerKind) -> Self {
+        CoordinatorConfig {
+            token,
+            scheduler,
+            options: SchedOptions::default(),
+            report_interval: Duration::from_millis(10),
+            tick: Some(Duration::from_millis(100)),
+            metrics: None,
+        }
+    }
+}
+
+/// Serve on `listener` until the process ends.
+pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<()> {
+    let mut sched = build(config.scheduler, &config.options);
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State::new()),
+        wake: Notify::new(),
+        rates: Mutex::new(Vec::new()),
+        scheduler: config.scheduler.name().to_string(),
+        clairvoyant: sched.clairvoyant(),
+        report_interval_s: config.report_interval.as_secs_f64(),
+    });
+    if let Some(addr) = config.metrics {
+        let l = TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?;
+        tokio::spawn(http::serve(shared.clone(), l));
+    }
+    let brain = shared.clone();
+    let tick = config.tick;
+    tokio::spawn(async move {
+        // The coordinator re-plans in full where the simulator would only redistribute: one
+        // decision per flow completion is cheap at a real cluster's event rate.
+        let on_flow = sched.on_flow_completion() != FlowCompletion::Ignore;
+        let mut wake_at: Option<Instant> = None;
+        let mut wake_s: Option<f64> = None;
+        let mut last_now = 0.0f64;
+        let mut last = Instant::now();
+        loop {
+            let next = match (wake_at, tick) {
+                (Some(w), Some(t)) => Some(w.min(last + t)),
+                (Some(w), None) => Some(w),
+                (None, Some(t)) => Some(last + t),
+                (None, None) => None,
+            };
+            let timed_out = match next {
+                Some(at) => tokio::select! {
+                    _ = brain.wake.notified() => false,
+                    _ = tokio::time::sleep_until(at) => true,
+                },
+                None => {
+                    brain.wake.notified().await;
+                    false
+                }
+            };
+            let updates = {
+                let mut s = brain.state.lock().unwrap_or_else(|p| p.into_inner());
+                let due = timed_out || s.dirty.major || (on_flow && s.dirty.flow_done);
+                if !due {
+                    continue;
+                }
+                // The safety-net tick has nothing to do while no flow runs.
+                let idle = !s.dirty.major && s.flows.values().all(|f| f.done);
+                if timed_out && idle && wake_s.is_none() {
+                    last = Instant::now();
+                    continue;
+                }
+                let real = s.now_s();
+                // A decision at a wake-up the policy asked for happens at the time it asked
+                // for (timers fire a little late; D-CLAS updates its queues only on its exact
+                // Δ ticks). Otherwise, and never going back in time, the real time.
+                let now = match wake_s {
+                    Some(t) if t <= real => t.max(last_now),
+                    _ => real,
+                };
+                last_now = now;
+                let (wake, updates) = s.decide(sched.as_mut(), now);
+                last = Instant::now();
+                wake_s = wake;
+                wake_at = wake.map(|t| {
+                    Instant::now() + Duration::from_secs_f64((t - real).clamp(0.0, 3600.0))
+                });
+                updates
+            };
+            push(&brain, updates);
+        }
+    });
+    let auth = CheckToken(config.token.clone());
+    let svc = tonic::service::interceptor::InterceptedService::new(
+        CoordinatorServer::new(Service(shared))
+            .max_decoding_message_size(MAX_RPC_BYTES)
+            .max_encoding_message_size(MAX_RPC_BYTES),
+        auth,
+    );
+    // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds.
+    Server::builder()
+        .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(Duration::from_secs(2)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(4)))
+        .add_service(svc)
+        .serve_with_incoming(TcpListenerStream::new(listener))
+        .await
+        .map_err(|e| Error::Config(format!("coordinator server: {e}")))
+}
+
+fn push(shared: &Shared, updates: Vec<RateUpdate>) {
+    let mut senders = shared.rates.lock().unwrap_or_else(|p| p.into_inner());
+    while senders.len() < updates.len() {
+        senders.push(watch::channel(RateUpdate::default()).0);
+    }
+    for (tx, u) in senders.iter().zip(updates) {
+        tx.send_replace(u);
+    }
+}
+
+/// Start a coordinator on its own runtime (so that dropping the handle ends it like a killed
+/// process: every connection closes). Used by `replay --local` and the tests.
+pub fn spawn(config: CoordinatorConfig, addr: SocketAddr) -> Result<Running> {
+    let listener = std::net::TcpListener::bind(addr)
+        .map_err(|e| Error::io(format!("binding coordinator to {addr}"), e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::io("coordinator address", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io("coordinator socket", e))?;
+    Running::start(local, "coordinator", async move {
+        let l = TcpListener::from_std(listener).map_err(|e| Error::io("coordinator socket", e))?;
+        serve(config, l).await
+    })
+}

@@ -1,0 +1,311 @@
+//! The gRPC face of the coordinator: validates every request (bad input is an
+//! `InvalidArgument` naming the field, never a panic) and updates the shared state.
+
+// tonic's handlers return `tonic::Status`; helpers share that error type.
+#![allow(clippy::result_large_err)]
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use tokio::sync::{watch, Notify};
+use tokio_stream::wrappers::WatchStream;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use super::state::State;
+use crate::auth::PROTOCOL_VERSION;
+use crate::proto::coordinator_server::Coordinator;
+use crate::proto::*;
+
+/// Longest name, data id or address accepted (bytes).
+const MAX_NAME: usize = 512;
+
+pub struct Shared {
+    pub state: Mutex<State>,
+    pub wake: Notify,
+    /// Latest rate table per daemon port.
+    pub rates: Mutex<Vec<watch::Sender<RateUpdate>>>,
+    pub scheduler: String,
+    pub clairvoyant: bool,
+    pub report_interval_s: f64,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn changed(&self) {
+        self.wake.notify_one();
+    }
+}
+
+pub struct Service(pub Arc<Shared>);
+
+fn bad(field: &str, why: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{field}: {why}"))
+}
+
+fn check_name(field: &str, s: &str) -> Result<(), Status> {
+    if s.len() > MAX_NAME {
+        return Err(bad(field, format!("longer than {MAX_NAME} bytes")));
+    }
+    Ok(())
+}
+
+fn daemon_port(state: &State, addr: &str) -> Result<usize, Status> {
+    state
+        .by_addr
+        .get(addr)
+        .copied()
+        .ok_or_else(|| Status::failed_precondition(format!("daemon {addr} is not registered")))
+}
+
+/// Ends with the subscription: marks the daemon disconnected unless it re-subscribed since.
+struct RateStream {
+    inner: WatchStream<RateUpdate>,
+    shared: Arc<Shared>,
+    port: usize,
+    session: u64,
+}
+
+impl Stream for RateStream {
+    type Item = Result<RateUpdate, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.inner).poll_next(cx).map(|o| o.map(Ok))
+    }
+}
+
+impl Drop for RateStream {
+    fn drop(&mut self) {
+        let mut s = self.shared.lock();
+        if s.daemons[self.port].session == self.session {
+            s.set_connected(self.port, false);
+            drop(s);
+            self.shared.changed();
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Coordinator for Service {
+    async fn register_coflow(
+        &self,
+        req: Request<RegisterCoflowRequest>,
+    ) -> Result<Response<RegisterCoflowReply>, Status> {
+        let r = req.into_inner();
+        if !(r.deadline_s.is_finite() && r.deadline_s >= 0.0) {
+            return Err(bad("deadline_s", "must be a finite number of seconds >= 0"));
+        }
+        if !(r.weight.is_finite() && r.weight >= 0.0) {
+            return Err(bad("weight", "must be finite and >= 0"));
+        }
+        if r.parents.len() > 1024 {
+            return Err(bad("parents", "more than 1024"));
+        }
+        check_name("name", &r.name)?;
+        if !r.clairvoyant && self.0.clairvoyant {
+            return Err(Status::failed_precondition(format!(
+                "scheduler {} needs flow sizes; register the coflow as clairvoyant or run a \
+                 non-clairvoyant scheduler (aalo, fair)",
+                self.0.scheduler
+            )));
+        }
+        let id = self.0.lock().register_coflow(
+            r.name,
+            r.num_flows,
+            (r.deadline_s > 0.0).then_some(r.deadline_s),
+            if r.weight == 0.0 { 1.0 } else { r.weight },
+            r.parents,
+        );
+        self.0.changed();
+        tracing::info!(coflow = id, "registered");
+        Ok(Response::new(RegisterCoflowReply { coflow: id }))
+    }
+
+    async fn unregister_coflow(&self, req: Request<CoflowRef>) -> Result<Response<Empty>, Status> {
+        let id = req.into_inner().coflow;
+        self.0.lock().unregister(id);
+        self.0.changed();
+        tracing::info!(coflow = id, "unregistered");
+        Ok(Response::new(Empty {}))
+    }
+
+    async fn locate(&self, req: Request<LocateRequest>) -> Result<Response<LocateReply>, Status> {
+        let r = req.into_inner();
+        let s = self.0.lock();
+        match s.objects.get(&(r.coflow, r.data_id.clone())) {
+            Some(&(port, size)) => Ok(Response::new(LocateReply {
+                daemon: s.daemons[port].addr.clone(),
+                size_bytes: size,
+            })),
+            None => Err(Status::not_found(format!(
+                "coflow {} has no data `{}` (not put yet, or its daemon is not registered)",
+                r.coflow, r.data_id
+            ))),
+        }
+    }
+
+    async fn register_daemon(
+        &self,
+        req: Request<RegisterDaemonRequest>,
+    ) -> Result<Response<RegisterDaemonReply>, Status> {
+        let r = req.into_inner();
+        if r.protocol_version != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {} not supported (this coordinator speaks {PROTOCOL_VERSION})",
+                r.protocol_version
+            )));
+        }
+        if r.addr.is_empty() {
+            return Err(bad("addr", "empty"));
+        }
+        check_name("addr", &r.addr)?;
+        if !(r.nic_bytes_per_s.is_finite() && r.nic_bytes_per_s > 0.0) {
+            return Err(bad("nic_bytes_per_s", "must be finite and > 0"));
+        }
+        for o in &r.objects {
+            check_name("objects.data_id", &o.data_id)?;
+        }
+        for f in &r.flows {
+            check_name("flows.data_id", &f.data_id)?;
+            check_name("flows.dst", &f.dst)?;
+        }
+        let port = self
+            .0
+            .lock()
+            .register_daemon(&r.addr, r.nic_bytes_per_s, &r.objects, &r.flows);
+        self.0.changed();
+        tracing::info!(daemon = %r.addr, port, flows = r.flows.len(), objects = r.objects.len(), "daemon registered");
+        Ok(Response::new(RegisterDaemonReply {
+            protocol_version: PROTOCOL_VERSION,
+            port: port as u32,
+            report_interval_s: self.0.report_interval_s,
+        }))
+    }
+
+    async fn report_put(&self, req: Request<PutDone>) -> Result<Response<Empty>, Status> {
+        let r = req.into_inner();
+        let o = r.object.ok_or_else(|| bad("object", "missing"))?;
+        check_name("object.data_id", &o.data_id)?;
+        let mut s = self.0.lock();
+        let port = daemon_port(&s, &r.daemon)?;
+        s.put_done(port, &o);
+        Ok(Response::new(Empty {}))
+    }
+
+    async fn start_flow(&self, req: Request<FlowStart>) -> Result<Response<Empty>, Status> {
+        let r = req.into_inner();
+        let f = r.flow.ok_or_else(|| bad("flow", "missing"))?;
+        check_name("flow.data_id", &f.data_id)?;
+        check_name("flow.dst", &f.dst)?;
+        {
+            let mut s = self.0.lock();
+            let port = daemon_port(&s, &r.daemon)?;
+            s.start_flow(port, &f);
+        }
+        self.0.changed();
+        Ok(Response::new(Empty {}))
+    }
+
+    async fn report_progress(&self, req: Request<Progress>) -> Result<Response<Empty>, Status> {
+        let r = req.into_inner();
+        let wake = {
+            let mut s = self.0.lock();
+            let port = daemon_port(&s, &r.daemon)?;
+            for f in &r.flows {
+                s.progress(port, f.flow, f.sent_bytes, f.done, f.failed);
+            }
+            s.dirty.major || s.dirty.flow_done
+        };
+        if wake {
+            self.0.changed();
+        }
+        Ok(Response::new(Empty {}))
+    }
+
+    type SubscribeRatesStream = Pin<Box<dyn Stream<Item = Result<RateUpdate, Status>> + Send>>;
+
+    async fn subscribe_rates(
+        &self,
+        req: Request<Subscribe>,
+    ) -> Result<Response<Self::SubscribeRatesStream>, Status> {
+        let addr = req.into_inner().daemon;
+        let (port, session) = {
+            let mut s = self.0.lock();
+            let port = daemon_port(&s, &addr)?;
+            s.daemons[port].session += 1;
+            s.set_connected(port, true);
+            (port, s.daemons[port].session)
+        };
+        let rx = {
+            let mut senders = self.0.rates.lock().unwrap_or_else(|p| p.into_inner());
+            while senders.len() <= port {
+                senders.push(watch::channel(RateUpdate::default()).0);
+            }
+            senders[port].subscribe()
+        };
+        self.0.changed();
+        Ok(Response::new(Box::pin(RateStream {
+            inner: WatchStream::from_changes(rx),
+            shared: self.0.clone(),
+            port,
+            session,
+        })))
+    }
+
+    async fn status(&self, _req: Request<Empty>) -> Result<Response<StatusReply>, Status> {
+        let s = self.0.lock();
+        let now = s.now_s();
+        let daemons = s
+            .daemons
+            .iter()
+            .enumerate()
+            .map(|(i, d)| status_reply::Daemon {
+                addr: d.addr.clone(),
+                port: i as u32,
+                nic_bytes_per_s: d.nic_bytes_per_s,
+                connected: d.connected,
+                objects: d.objects,
+            })
+            .collect();
+        let coflows = s
+            .coflows
+            .values()
+            .map(|c| {
+                let flows: Vec<status_reply::Flow> = c
+                    .flows
+                    .iter()
+                    .filter_map(|k| s.flows.get(k))
+                    .map(|f| status_reply::Flow {
+                        src: s.daemons[f.src].addr.clone(),
+                        dst: f.dst.map(|d| s.daemons[d].addr.clone()).unwrap_or_default(),
+                        data_id: f.data_id.clone(),
+                        size_bytes: f.size_bytes as u64,
+                        sent_bytes: f.sent_bytes as u64,
+                        bytes_per_s: f.rate,
+                    })
+                    .collect();
+                status_reply::Coflow {
+                    id: c.id,
+                    name: c.name.clone(),
+                    ready: c.flows.len() >= c.num_flows as usize,
+                    age_s: now - c.arrival_s,
+                    sent_bytes: flows.iter().map(|f| f.sent_bytes).sum(),
+                    flows,
+                }
+            })
+            .collect();
+        Ok(Response::new(StatusReply {
+            protocol_version: PROTOCOL_VERSION,
+            scheduler: self.0.scheduler.clone(),
+            rounds: s.rounds,
+            uptime_s: now,
+            daemons,
+            coflows,
+            last_decision_s: s.last_decision_s,
+        }))
+    }
+}

@@ -1,0 +1,543 @@
+//! What the coordinator knows: daemons (the fabric's ports), coflows, their flows and where each
+//! put object lives; and the scheduling round that turns it into a `Snapshot`, calls the shared
+//! scheduler, and produces one full rate table per daemon. No sockets here.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Instant;
+
+use coflowkit_model::Fabric;
+use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+
+use crate::proto::{FlowInfo, FlowRate, RateUpdate, StoredObject};
+
+/// How many unregistered coflow ids every rate update repeats (so a daemon that missed an update
+/// still drops their data; the list is idempotent).
+const UNREGISTERED_MEMORY: usize = 256;
+
+pub struct Daemon {
+    pub addr: String,
+    pub nic_bytes_per_s: f64,
+    pub connected: bool,
+    /// Bumped on every (re-)subscription so a stale stream's end does not disconnect a new one.
+    pub session: u64,
+    pub objects: u32,
+}
+
+pub struct CoflowRec {
+    pub id: u64,
+    pub name: String,
+    pub arrival_s: f64,
+    pub deadline_s: Option<f64>,
+    pub weight: f64,
+    pub num_flows: u32,
+    pub parents: Vec<u64>,
+    /// Flows in the order their gets started.
+    pub flows: Vec<FlowKey>,
+    /// Became READY (all hinted gets started) at some point.
+    pub ready_seen: bool,
+}
+
+/// A flow is named by its source daemon and that daemon's flow number (survives restarts).
+pub type FlowKey = (usize, u64);
+
+pub struct FlowRec {
+    pub coflow: u64,
+    pub data_id: String,
+    pub src: usize,
+    /// Receiving daemon, or `None` for a receiver outside the daemon set.
+    pub dst: Option<usize>,
+    pub size_bytes: f64,
+    pub sent_bytes: f64,
+    pub done: bool,
+    pub rate: f64,
+}
+
+/// What changed since the last round; decides whether a round is due now.
+#[derive(Default, Clone, Copy)]
+pub struct Dirty {
+    /// Arrival, new flow, coflow completion, daemon change: every policy reschedules.
+    pub major: bool,
+    /// A single flow finished.
+    pub flow_done: bool,
+}
+
+pub struct State {
+    pub start: Instant,
+    pub daemons: Vec<Daemon>,
+    pub by_addr: HashMap<String, usize>,
+    pub coflows: BTreeMap<u64, CoflowRec>,
+    pub flows: HashMap<FlowKey, FlowRec>,
+    pub objects: HashMap<(u64, String), (usize, u64)>,
+    pub unregistered: VecDeque<u64>,
+    next_coflow: u64,
+    pub dirty: Dirty,
+    pub rounds: u64,
+    pub last_decision_s: f64,
+    rates: Rates,
+}
+
+/// Coflow ids are unique across coordinator restarts: the start time in milliseconds (since the
+/// Unix epoch) in the high bits, a counter in the low 20.
+fn first_coflow_id() -> u64 {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    (ms << 20) + 1
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::new()
+    }
+}
+
+impl State {
+    pub fn new() -> State {
+        State {
+            start: Instant::now(),
+            daemons: Vec::new(),
+            by_addr: HashMap::new(),
+            coflows: BTreeMap::new(),
+            flows: HashMap::new(),
+            objects: HashMap::new(),
+            unregistered: VecDeque::new(),
+            next_coflow: first_coflow_id(),
+            dirty: Dirty::default(),
+            rounds: 0,
+            last_decision_s: 0.0,
+            rates: Rates::default(),
+        }
+    }
+
+    pub fn now_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn register_coflow(
+        &mut self,
+        name: String,
+        num_flows: u32,
+        deadline_rel_s: Option<f64>,
+        weight: f64,
+        parents: Vec<u64>,
+    ) -> u64 {
+        let id = self.next_coflow;
+        self.next_coflow += 1;
+        let now = self.now_s();
+        self.coflows.insert(
+            id,
+            CoflowRec {
+                id,
+                name,
+                arrival_s: now,
+                deadline_s: deadline_rel_s.map(|d| now + d),
+                weight,
+                num_flows,
+                parents,
+                flows: Vec::new(),
+                ready_seen: false,
+            },
+        );
+        self.dirty.major = true;
+        id
+    }
+
+    /// A coflow the coordinator has not seen (it restarted): rebuilt from a daemon's report.
+    fn ensure_coflow(&mut self, id: u64) {
+        if !self.coflows.contains_key(&id) && !self.unregistered.contains(&id) {
+            let now = self.now_s();
+            self.coflows.insert(
+                id,
+                CoflowRec {
+                    id,
+                    name: String::new(),
+                    arrival_s: now,
+                    deadline_s: None,
+                    weight: 1.0,
+                    num_flows: 0,
+                    parents: Vec::new(),
+                    flows: Vec::new(),
+                    ready_seen: false,
+                },
+            );
+            self.dirty.major = true;
+        }
+    }
+
+    pub fn unregister(&mut self, id: u64) {
+        if let Some(c) = self.coflows.remove(&id) {
+            for k in c.flows {
+                self.flows.remove(&k);
+            }
+        }
+        let before = self.objects.len();
+        self.objects.retain(|(c, _), _| *c != id);
+        if before != self.objects.len() {
+            for d in &mut self.daemons {
+                d.objects = 0;
+            }
+            for (src, _) in self.objects.values() {
+                self.daemons[*src].objects += 1;
+            }
+        }
+        if !self.unregistered.contains(&id) {
+            self.unregistered.push_back(id);
+            if self.unregistered.len() > UNREGISTERED_MEMORY {
+                self.unregistered.pop_front();
+            }
+        }
+        self.dirty.major = true;
+    }
+
+    /// A daemon (re-)registers with its soft state; returns its port. Flows it no longer lists
+    /// are forgotten, the ones it lists replace what was known.
+    pub fn register_daemon(
+        &mut self,
+        addr: &str,
+        nic_bytes_per_s: f64,
+        objects: &[StoredObject],
+        flows: &[FlowInfo],
+    ) -> usize {
+        let port = match self.by_addr.get(addr) {
+            Some(&p) => {
+                self.daemons[p].nic_bytes_per_s = nic_bytes_per_s;
+                p
+            }
+            None => {
+                self.daemons.push(Daemon {
+                    addr: addr.to_string(),
+                    nic_bytes_per_s,
+                    connected: false,
+                    session: 0,
+                    objects: 0,
+                });
+                self.by_addr
+                    .insert(addr.to_string(), self.daemons.len() - 1);
+                self.daemons.len() - 1
+            }
+        };
+        self.objects.retain(|_, (src, _)| *src != port);
+        self.daemons[port].objects = 0;
+        for o in objects {
+            self.put_done(port, o);
+        }
+        let stale: Vec<FlowKey> = self.flows.keys().filter(|k| k.0 == port).copied().collect();
+        for k in stale {
+            self.drop_flow(k);
+        }
+        for f in flows {
+            self.start_flow_inner(port, f);
+        }
+        self.dirty.major = true;
+        port
+    }
+
+    pub fn put_done(&mut self, port: usize, o: &StoredObject) {
+        if self.unregistered.contains(&o.coflow) {
+            return;
+        }
+        self.ensure_coflow(o.coflow);
+        if self
+            .objects
+            .insert((o.coflow, o.data_id.clone()), (port, o.size_bytes))
+            .is_none()
+        {
+            self.daemons[port].objects += 1;
+        }
+    }
+
+    pub fn start_flow(&mut self, port: usize, f: &FlowInfo) {
+        self.start_flow_inner(port, f);
+        // A coflow with a flow-count hint arrives, for the scheduler, when it becomes READY
+        // (Varys considers flows only after their gets); data staged earlier does not age it.
+        let now = self.now_s();
+        if let Some(c) = self.coflows.get_mut(&f.coflow) {
+            if c.num_flows > 0 && c.flows.len() == c.num_flows as usize && !c.ready_seen {
+                c.ready_seen = true;
+                if let Some(d) = c.deadline_s.as_mut() {
+                    *d += now - c.arrival_s;
+                }
+                c.arrival_s = now;
+            }
+        }
+    }
+
+    fn start_flow_inner(&mut self, port: usize, f: &FlowInfo) {
+        if self.unregistered.contains(&f.coflow) {
+            return;
+        }
+        self.ensure_coflow(f.coflow);
+        let key = (port, f.flow);
+        let dst = self.by_addr.get(&f.dst).copied();
+        let old = self.flows.insert(
+            key,
+            FlowRec {
+                coflow: f.coflow,
+                data_id: f.data_id.clone(),
+                src: port,
+                dst,
+                size_bytes: f.size_bytes as f64,
+                sent_bytes: f.sent_bytes as f64,
+                done: false,
+                rate: 0.0,
+            },
+        );
+        if old.is_none() {
+            if let Some(c) = self.coflows.get_mut(&f.coflow) {
+                c.flows.push(key);
+            }
+        }
+        self.dirty.major = true;
+    }
+
+    fn drop_flow(&mut self, key: FlowKey) {
+        if let Some(f) = self.flows.remove(&key) {
+            if let Some(c) = self.coflows.get_mut(&f.coflow) {
+                c.flows.retain(|k| *k != key);
+            }
+        }
+    }
+
+    /// A progress report: bytes sent so far, and whether the flow ended (or failed).
+    pub fn progress(&mut self, port: usize, flow: u64, sent: u64, done: bool, failed: bool) {
+        let key = (port, flow);
+        if failed {
+            self.drop_flow(key);
+            self.dirty.major = true;
+            return;
+        }
+        let Some(f) = self.flows.get_mut(&key) else {
+            return;
+        };
+        f.sent_bytes = f.sent_bytes.max(sent as f64);
+        if done && !f.done {
+            f.done = true;
+            f.sent_bytes = f.size_bytes.max(f.sent_bytes);
+            f.rate = 0.0;
+            let coflow = f.coflow;
+            self.dirty.flow_done = true;
+            if self.coflow_finished(coflow) {
+                self.dirty.major = true;
+            }
+        }
+    }
+
+    /// Ready (all hinted gets started) and every started flow done.
+    fn coflow_finished(&self, id: u64) -> bool {
+        self.coflows.get(&id).is_some_and(|c| {
+            c.flows.len() >= c.num_flows as usize
+                && c.flows
+                    .iter()
+                    .all(|k| !matches!(self.flows.get(k), Some(f) if !f.done))
+        })
+    }
+
+    pub fn set_connected(&mut self, port: usize, connected: bool) {
+        if self.daemons[port].connected != connected {
+            self.daemons[port].connected = connected;
+            self.dirty.major = true;
+        }
+    }
+
+    /// The fabric the scheduler sees: one port per daemon (its NIC each way) and, last, an
+    /// "outside" port for receivers that are not daemon hosts, as fast as all NICs together.
+    pub fn fabric(&self) -> Fabric {
+        let mut up: Vec<f64> = self.daemons.iter().map(|d| d.nic_bytes_per_s).collect();
+        up.push(up.iter().sum::<f64>().max(1.0));
+        Fabric {
+            down_bytes_per_s: up.clone(),
+            up_bytes_per_s: up,
+        }
+    }
+
+    /// One scheduling round at `now_s`: snapshot, allocate, record rates. Returns the wake-up
+    /// the scheduler asked for and the rate table per daemon (every unfinished flow it serves).
+    pub fn decide(
+        &mut self,
+        sched: &mut dyn Scheduler,
+        now_s: f64,
+    ) -> (Option<f64>, Vec<RateUpdate>) {
+        let started = Instant::now();
+        let fabric = self.fabric();
+        let outside = (fabric.ports() - 1) as u32;
+        let clairvoyant = sched.clairvoyant();
+        let mut order: Vec<&CoflowRec> = self.coflows.values().collect();
+        order.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s).then(a.id.cmp(&b.id)));
+        let mut active = Vec::new();
+        let mut keys: Vec<Vec<FlowKey>> = Vec::new();
+        for c in order {
+            if c.flows.len() < c.num_flows as usize {
+                continue; // not READY: the scheduler considers it once all hinted gets started
+            }
+            let mut sent = 0.0;
+            let mut max_sent: f64 = 0.0;
+            let mut flows = Vec::new();
+            let mut fk = Vec::new();
+            for k in &c.flows {
+                let Some(f) = self.flows.get(k) else { continue };
+                sent += f.sent_bytes;
+                max_sent = max_sent.max(f.sent_bytes);
+                if f.done || !self.daemons[f.src].connected {
+                    continue;
+                }
+                // A flow whose reported bytes caught up with its size is finishing; it keeps a
+                // crumb so clairvoyant policies still give it a rate until its end is reported.
+                let remaining = if clairvoyant {
+                    (f.size_bytes - f.sent_bytes).max(1.0)
+                } else {
+                    f64::INFINITY
+                };
+                flows.push(FlowState {
+                    src: f.src as u32,
+                    dst: f.dst.map_or(outside, |d| d as u32),
+                    sent_bytes: f.sent_bytes,
+                    remaining_bytes: remaining,
+                });
+                fk.push(*k);
+            }
+            if flows.is_empty() {
+                continue;
+            }
+            active.push(CoflowState {
+                id: c.id,
+                arrival_s: c.arrival_s,
+                deadline_s: c.deadline_s,
+                weight: c.weight,
+                total_flows: (c.num_flows as usize).max(c.flows.len()),
+                sent_bytes: sent,
+                max_flow_sent_bytes: max_sent,
+                flows,
+            });
+            keys.push(fk);
+        }
+        for f in self.flows.values_mut() {
+            f.rate = 0.0;
+        }
+        let mut rates = std::mem::take(&mut self.rates);
+        rates.reset(&active);
+        let decision = if active.is_empty() {
+            coflowkit_sched::Decision::none()
+        } else {
+            sched.allocate(
+                &Snapshot {
+                    now_s,
+                    fabric: &fabric,
+                    coflows: &active,
+                },
+                &mut rates,
+            )
+        };
+        for (ks, rs) in keys.iter().zip(&rates.per_coflow) {
+            for (k, &r) in ks.iter().zip(rs) {
+                if let Some(f) = self.flows.get_mut(k) {
+                    f.rate = if r.is_finite() && r > 0.0 { r } else { 0.0 };
+                }
+            }
+        }
+        self.rates = rates;
+        self.rounds += 1;
+        let mut updates: Vec<RateUpdate> = (0..self.daemons.len())
+            .map(|_| RateUpdate {
+                round: self.rounds,
+                rates: Vec::new(),
+                unregistered: self.unregistered.iter().copied().collect(),
+            })
+            .collect();
+        for (k, f) in &self.flows {
+            if !f.done {
+                updates[f.src].rates.push(FlowRate {
+                    flow: k.1,
+                    bytes_per_s: f.rate,
+                });
+            }
+        }
+        self.dirty = Dirty::default();
+        self.last_decision_s = started.elapsed().as_secs_f64();
+        (decision.wake_at_s.filter(|t| t.is_finite()), updates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+
+    fn flow(flow: u64, coflow: u64, dst: &str, size: u64) -> FlowInfo {
+        FlowInfo {
+            flow,
+            coflow,
+            data_id: format!("d{flow}"),
+            dst: dst.into(),
+            size_bytes: size,
+            sent_bytes: 0,
+        }
+    }
+
+    /// Two daemons at 100 B/s; a small and a large coflow from A to B. Varys (SEBF) gives the
+    /// whole link to the small one; fair shares it; the rates are what the shared scheduler says.
+    #[test]
+    fn rounds_call_the_shared_scheduler() {
+        let mut s = State::new();
+        let a = s.register_daemon("a:1", 100.0, &[], &[]);
+        let b = s.register_daemon("b:1", 100.0, &[], &[]);
+        s.set_connected(a, true);
+        s.set_connected(b, true);
+        let big = s.register_coflow("big".into(), 1, None, 1.0, vec![]);
+        let small = s.register_coflow("small".into(), 1, None, 1.0, vec![]);
+        s.start_flow(a, &flow(1, big, "b:1", 10_000));
+        s.start_flow(a, &flow(2, small, "b:1", 100));
+        let mut varys = build(SchedulerKind::Varys, &SchedOptions::default());
+        let (_, ups) = s.decide(varys.as_mut(), 0.0);
+        let rate =
+            |u: &RateUpdate, f: u64| u.rates.iter().find(|r| r.flow == f).unwrap().bytes_per_s;
+        assert!((rate(&ups[a], 2) - 100.0).abs() < 1e-9);
+        assert_eq!(rate(&ups[a], 1), 0.0);
+        assert!(ups[b].rates.is_empty());
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let (_, ups) = s.decide(fair.as_mut(), 0.0);
+        assert!((rate(&ups[a], 1) - 50.0).abs() < 1e-9);
+        assert!((rate(&ups[a], 2) - 50.0).abs() < 1e-9);
+        // The small coflow finishes: the big one gets everything, the finished flow is gone.
+        s.progress(a, 2, 100, true, false);
+        assert!(s.dirty.major && s.dirty.flow_done);
+        let (_, ups) = s.decide(varys.as_mut(), 1.0);
+        assert_eq!(ups[a].rates.len(), 1);
+        assert!((rate(&ups[a], 1) - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn not_ready_until_hinted_gets_started_and_restart_rebuilds() {
+        let mut s = State::new();
+        let a = s.register_daemon("a:1", 100.0, &[], &[]);
+        s.set_connected(a, true);
+        let c = s.register_coflow(String::new(), 2, None, 1.0, vec![]);
+        s.start_flow(a, &flow(1, c, "", 50));
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let (_, ups) = s.decide(fair.as_mut(), 0.0);
+        assert_eq!(ups[a].rates[0].bytes_per_s, 0.0, "not READY yet");
+        s.start_flow(a, &flow(2, c, "", 50));
+        let (_, ups) = s.decide(fair.as_mut(), 0.0);
+        assert!(ups[a].rates.iter().all(|r| r.bytes_per_s > 0.0));
+
+        // A fresh coordinator learns the coflow and its flows from the daemon's re-registration.
+        let mut s2 = State::new();
+        let objs = [StoredObject {
+            coflow: c,
+            data_id: "x".into(),
+            size_bytes: 5,
+        }];
+        let a2 = s2.register_daemon("a:1", 100.0, &objs, &[flow(2, c, "", 50)]);
+        assert!(s2.coflows.contains_key(&c));
+        assert_eq!(s2.objects.get(&(c, "x".into())), Some(&(a2, 5)));
+        s2.set_connected(a2, true);
+        let (_, ups) = s2.decide(fair.as_mut(), 0.0);
+        assert_eq!(ups[a2].rates.len(), 1);
+        assert!(ups[a2].rates[0].bytes_per_s > 0.0);
+        // Unregister forgets everything about the coflow and tells the daemons.
+        s2.unregister(c);
+        assert!(s2.objects.is_empty() && s2.flows.is_empty());
+        let (_, ups) = s2.decide(fair.as_mut(), 0.0);
+        assert_eq!(ups[a2].unregistered, vec![c]);
+    }
+}

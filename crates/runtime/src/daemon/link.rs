@@ -1,0 +1,161 @@
+//! The daemon's side of the control plane: (re-)register with the coordinator, follow its rate
+//! stream, report bytes sent every Δ and flow ends at once. When the coordinator is unreachable
+//! the flows fall back to fair sharing and the link retries every `RETRY`; on return the daemon
+//! re-registers with its soft state (stored objects, running flows) so nothing is lost.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Mutex, Notify};
+
+use super::Daemon;
+use crate::auth::PROTOCOL_VERSION;
+use crate::proto::{
+    progress, FlowInfo, FlowStart, Progress, PutDone, RegisterDaemonRequest, StoredObject,
+    Subscribe,
+};
+use crate::rpc::{self, Client};
+
+const RETRY: Duration = Duration::from_millis(300);
+
+pub struct Link {
+    pub client: Mutex<Option<Client>>,
+    pub report_now: Notify,
+}
+
+impl Link {
+    pub fn new() -> Link {
+        Link {
+            client: Mutex::new(None),
+            report_now: Notify::new(),
+        }
+    }
+
+    async fn client(&self) -> Option<Client> {
+        self.client.lock().await.clone()
+    }
+}
+
+/// Tell the coordinator about a stored object (best effort: re-registration repeats it).
+pub async fn report_put(d: &Daemon, o: StoredObject) {
+    if let Some(mut c) = d.link.client().await {
+        let _ = c
+            .report_put(PutDone {
+                daemon: d.cfg.advertise.clone(),
+                object: Some(o),
+            })
+            .await;
+    }
+}
+
+/// Tell the coordinator a get started a flow (best effort, as above).
+pub async fn report_start(d: &Daemon, f: FlowInfo) {
+    if let Some(mut c) = d.link.client().await {
+        let _ = c
+            .start_flow(FlowStart {
+                daemon: d.cfg.advertise.clone(),
+                flow: Some(f),
+            })
+            .await;
+    }
+}
+
+/// Keep the coordinator connection up for the daemon's life.
+pub async fn run(d: Arc<Daemon>) {
+    let mut interval = d.cfg.report_interval;
+    loop {
+        match session(&d, &mut interval).await {
+            Ok(()) => tracing::warn!("coordinator closed the rate stream"),
+            Err(e) => tracing::debug!("coordinator: {e}"),
+        }
+        *d.link.client.lock().await = None;
+        d.flows.fall_back();
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String> {
+    let mut c = rpc::connect(&d.cfg.coordinator, &d.cfg.token)
+        .await
+        .map_err(|e| e.to_string())?;
+    let reply = c
+        .register_daemon(RegisterDaemonRequest {
+            protocol_version: PROTOCOL_VERSION,
+            addr: d.cfg.advertise.clone(),
+            nic_bytes_per_s: d.cfg.nic_bytes_per_s,
+            objects: d.store.list(),
+            flows: d.flows.running(),
+        })
+        .await
+        .map_err(|s| s.to_string())?
+        .into_inner();
+    if reply.report_interval_s > 0.0 && reply.report_interval_s.is_finite() {
+        *interval = Duration::from_secs_f64(reply.report_interval_s.clamp(0.001, 10.0));
+    }
+    let mut stream = c
+        .subscribe_rates(Subscribe {
+            daemon: d.cfg.advertise.clone(),
+        })
+        .await
+        .map_err(|s| s.to_string())?
+        .into_inner();
+    *d.link.client.lock().await = Some(c.clone());
+    tracing::info!(coordinator = %d.cfg.coordinator, "registered with the coordinator");
+    let reporter = tokio::spawn(report_loop(d.clone(), c, *interval));
+    let mut dropped = std::collections::HashSet::new();
+    let res = loop {
+        match stream.message().await {
+            Ok(Some(u)) => {
+                // Every table repeats the recent unregistrations; act on each once.
+                let listed = d.flows.assign(&u);
+                for &coflow in listed.difference(&dropped) {
+                    if d.store.drop_coflow(coflow) > 0 {
+                        tracing::debug!(coflow, "dropped unregistered coflow's data");
+                    }
+                }
+                dropped = listed;
+            }
+            Ok(None) => break Ok(()),
+            Err(s) => break Err(s.to_string()),
+        }
+    };
+    reporter.abort();
+    res
+}
+
+async fn report_loop(d: Arc<Daemon>, mut c: Client, interval: Duration) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = d.link.report_now.notified() => {}
+        }
+        let (running, ended) = d.flows.progress();
+        if running.is_empty() && ended.is_empty() {
+            continue;
+        }
+        let mut flows: Vec<progress::Sent> = running
+            .iter()
+            .map(|&(flow, sent)| progress::Sent {
+                flow,
+                sent_bytes: sent,
+                done: false,
+                failed: false,
+            })
+            .collect();
+        flows.extend(ended.iter().map(|e| progress::Sent {
+            flow: e.flow,
+            sent_bytes: e.sent,
+            done: !e.failed,
+            failed: e.failed,
+        }));
+        let r = c
+            .report_progress(Progress {
+                daemon: d.cfg.advertise.clone(),
+                flows,
+            })
+            .await;
+        if r.is_err() {
+            d.flows.unreport(ended);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The per-host daemon: stores put data (memory up to a bound, then the data directory), serves
+//! gets over TCP at the rates the coordinator assigns (token bucket per flow), reports bytes
+//! sent every Δ, and keeps serving at fair share while the coordinator is away.
+
+mod flows;
+mod link;
+mod serve;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::auth::Token;
+use crate::error::{Error, Result};
+use crate::frame::BLOCK_BYTES;
+use crate::Running;
+use flows::Flows;
+use link::Link;
+use store::Store;
+
+/// Everything a daemon is started with.
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    /// Coordinator address, `host:port`.
+    pub coordinator: String,
+    /// The data address other hosts reach this daemon at (its identity); with `spawn` and port 0
+    /// it is filled in from the bound socket.
+    pub advertise: String,
+    pub token: Token,
+    /// Emulated NIC rate, bytes per second each way: the port capacity the scheduler sees and
+    /// the fallback fair share.
+    pub nic_bytes_per_s: f64,
+    /// Most put data kept in memory (bytes); the rest spills to `data_dir`, or waits without it.
+    pub mem_limit_bytes: u64,
+    pub data_dir: Option<PathBuf>,
+    /// Δ until the coordinator says otherwise.
+    pub report_interval: Duration,
+}
+
+impl DaemonConfig {
+    pub fn new(coordinator: String, token: Token, nic_bytes_per_s: f64) -> Self {
+        DaemonConfig {
+            coordinator,
+            advertise: String::new(),
+            token,
+            nic_bytes_per_s,
+            mem_limit_bytes: 1 << 30,
+            data_dir: None,
+            report_interval: Duration::from_millis(10),
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s > 0.0) {
+            return Err(Error::Config("the NIC rate must be finite and > 0".into()));
+        }
+        if self.mem_limit_bytes < 2 * BLOCK_BYTES as u64 {
+            return Err(Error::Config(format!(
+                "the memory limit must be at least {} bytes (two blocks)",
+                2 * BLOCK_BYTES
+            )));
+        }
+        if self.advertise.is_empty() {
+            return Err(Error::Config(
+                "the daemon needs an address to advertise".into(),
+            ));
+        }
+        if let Some(d) = &self.data_dir {
+            std::fs::create_dir_all(d)
+                .map_err(|e| Error::io(format!("creating data dir {}", d.display()), e))?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct Daemon {
+    cfg: DaemonConfig,
+    store: Arc<Store>,
+    flows: Flows,
+    link: Link,
+}
+
+/// Serve on `listener` until the process ends.
+pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
+    cfg.check()?;
+    let d = Arc::new(Daemon {
+        store: Store::new(cfg.mem_limit_bytes, cfg.data_dir.as_deref()),
+        flows: Flows::new(cfg.nic_bytes_per_s),
+        link: Link::new(),
+        cfg,
+    });
+    tokio::spawn(link::run(d.clone()));
+    loop {
+        let (sock, peer) = listener
+            .accept()
+            .await
+            .map_err(|e| Error::io("accepting data connections", e))?;
+        tokio::spawn(serve::connection(d.clone(), sock, peer.to_string()));
+    }
+}
+
+/// Start a daemon on its own runtime (see [`Running`]). An empty `advertise` becomes the bound
+/// address.
+pub fn spawn(mut cfg: DaemonConfig, addr: SocketAddr) -> Result<Running> {
+    let listener = std::net::TcpListener::bind(addr)
+        .map_err(|e| Error::io(format!("binding daemon to {addr}"), e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::io("daemon address", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io("daemon socket", e))?;
+    if cfg.advertise.is_empty() {
+        cfg.advertise = local.to_string();
+    }
+    cfg.check()?;
+    Running::start(local, "daemon", async move {
+        let l = TcpListener::from_std(listener).map_err(|e| Error::io("daemon socket", e))?;
+        serve(cfg, l).await
+    })
+}

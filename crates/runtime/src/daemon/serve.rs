@@ -1,0 +1,202 @@
+//! The daemon's data plane: authenticated puts into the store and paced, checksummed gets out
+//! of it, one TCP connection per request.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
+
+use super::{link, Daemon};
+use crate::auth::PROTOCOL_VERSION;
+use crate::frame::{self, Chunk, FrameError, Kind};
+use crate::pacer::Pacer;
+use crate::proto::{data_request, DataHello, DataReply, DataRequest, FlowInfo};
+
+/// A client must say hello and ask within this time.
+const HANDSHAKE: Duration = Duration::from_secs(10);
+/// A put that sends nothing for this long is abandoned (its memory freed).
+const PUT_IDLE: Duration = Duration::from_secs(60);
+/// Longest data id accepted (bytes).
+const MAX_DATA_ID: usize = 512;
+
+pub async fn connection(d: Arc<Daemon>, sock: TcpStream, peer: String) {
+    let _ = sock.set_nodelay(true);
+    let (r, w) = sock.into_split();
+    let mut r = BufReader::new(r);
+    let mut w = BufWriter::with_capacity(2 * frame::BLOCK_BYTES, w);
+    let mut buf = Vec::new();
+    let req = tokio::time::timeout(HANDSHAKE, handshake(&d, &mut r, &mut buf)).await;
+    let req = match req {
+        Ok(Ok(req)) => req,
+        Ok(Err(msg)) => {
+            tracing::debug!(%peer, "rejected: {msg}");
+            let _ = refuse(&mut w, msg).await;
+            return;
+        }
+        Err(_) => {
+            let _ = refuse(&mut w, "handshake timed out".into()).await;
+            return;
+        }
+    };
+    let res = match req.op {
+        Some(data_request::Op::Put(_)) => {
+            put(&d, req.coflow, req.data_id, &mut r, &mut w, &mut buf).await
+        }
+        Some(data_request::Op::Get(g)) => get(&d, req.coflow, req.data_id, g.dst, &mut w).await,
+        None => refuse(&mut w, "request has no operation".into()).await,
+    };
+    if let Err(e) = res {
+        tracing::debug!(%peer, "connection ended: {e}");
+    }
+}
+
+async fn handshake<R: tokio::io::AsyncRead + Unpin>(
+    d: &Daemon,
+    r: &mut R,
+    buf: &mut Vec<u8>,
+) -> Result<DataRequest, String> {
+    let hello: DataHello = frame::read_msg(r, buf, Kind::Hello)
+        .await
+        .map_err(|e| format!("bad hello: {e}"))?;
+    if hello.protocol_version != PROTOCOL_VERSION {
+        return Err(format!(
+            "protocol version {} not supported (this daemon speaks {PROTOCOL_VERSION})",
+            hello.protocol_version
+        ));
+    }
+    if !d.cfg.token.matches(&hello.token) {
+        return Err("unauthenticated: missing or wrong token".into());
+    }
+    let req: DataRequest = frame::read_msg(r, buf, Kind::Request)
+        .await
+        .map_err(|e| format!("bad request: {e}"))?;
+    if req.data_id.len() > MAX_DATA_ID {
+        return Err(format!("data id longer than {MAX_DATA_ID} bytes"));
+    }
+    Ok(req)
+}
+
+async fn refuse<W: tokio::io::AsyncWrite + Unpin>(w: &mut W, error: String) -> std::io::Result<()> {
+    frame::write_msg(
+        w,
+        Kind::Reply,
+        &DataReply {
+            error,
+            size_bytes: 0,
+        },
+    )
+    .await
+}
+
+async fn put<R, W>(
+    d: &Arc<Daemon>,
+    coflow: u64,
+    data_id: String,
+    r: &mut R,
+    w: &mut W,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    frame::write_msg(w, Kind::Reply, &DataReply::default()).await?;
+    let mut b = d.store.begin(coflow, &data_id);
+    let total = loop {
+        // A putter that goes silent must not hold memory forever.
+        let Ok(chunk) = tokio::time::timeout(PUT_IDLE, frame::read_chunk(r, buf)).await else {
+            return refuse(w, format!("put of `{data_id}`: no data for {PUT_IDLE:?}")).await;
+        };
+        match chunk {
+            Ok(Chunk::Block) => {
+                let crc = u32::from_be_bytes(buf[..4].try_into().expect("checked"));
+                b.push(crc, &buf[4..]).await?;
+            }
+            Ok(Chunk::End(total)) => break total,
+            Err(FrameError::Io(e)) => return Err(e),
+            Err(e) => return refuse(w, format!("put of `{data_id}`: {e}")).await,
+        }
+    };
+    if b.size() != total {
+        let got = b.size();
+        return refuse(
+            w,
+            format!("put of `{data_id}`: end says {total} bytes, {got} arrived"),
+        )
+        .await;
+    }
+    let stored = match b.finish().await {
+        Ok(o) => o,
+        Err(e) => return refuse(w, e).await,
+    };
+    link::report_put(d, stored.clone()).await;
+    tracing::debug!(coflow, data_id, bytes = total, "stored");
+    frame::write_msg(
+        w,
+        Kind::Reply,
+        &DataReply {
+            error: String::new(),
+            size_bytes: stored.size_bytes,
+        },
+    )
+    .await
+}
+
+async fn get<W: tokio::io::AsyncWrite + Unpin>(
+    d: &Arc<Daemon>,
+    coflow: u64,
+    data_id: String,
+    dst: String,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let Some(obj) = d.store.get(coflow, &data_id) else {
+        return refuse(
+            w,
+            format!(
+                "daemon {} has no data `{data_id}` of coflow {coflow}",
+                d.cfg.advertise
+            ),
+        )
+        .await;
+    };
+    frame::write_msg(
+        w,
+        Kind::Reply,
+        &DataReply {
+            error: String::new(),
+            size_bytes: obj.size,
+        },
+    )
+    .await?;
+    let info = FlowInfo {
+        flow: 0,
+        coflow,
+        data_id: data_id.clone(),
+        dst,
+        size_bytes: obj.size,
+        sent_bytes: 0,
+    };
+    let (id, sent, rate) = d.flows.start(info.clone());
+    link::report_start(d, FlowInfo { flow: id, ..info }).await;
+    let mut pacer = Pacer::new(rate);
+    let mut block = Vec::with_capacity(frame::BLOCK_BYTES);
+    let mut spill = None;
+    let res: std::io::Result<()> = async {
+        for i in 0..obj.blocks.len() {
+            let crc = obj.read_block(i, &mut block, &mut spill).await?;
+            if !pacer.take(block.len()).await {
+                return Err(std::io::Error::other("flow cancelled"));
+            }
+            frame::write_block(w, crc, &block).await?;
+            w.flush().await?;
+            sent.fetch_add(block.len() as u64, Ordering::Relaxed);
+        }
+        frame::write_end(w, obj.size).await
+    }
+    .await;
+    d.flows.end(id, res.is_err());
+    d.link.report_now.notify_one();
+    res
+}

@@ -1,0 +1,67 @@
+//! The runtime's errors: what failed, where (host, coflow, data id) and why.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("protocol error from {peer}: {msg}")]
+    Protocol { peer: String, msg: String },
+    #[error("{peer} refused: {msg}")]
+    Remote { peer: String, msg: String },
+    #[error("coordinator {addr}: {status}")]
+    Rpc {
+        addr: String,
+        #[source]
+        status: Box<tonic::Status>,
+    },
+    #[error("cannot reach coordinator {addr}: {source}")]
+    Connect {
+        addr: String,
+        #[source]
+        source: tonic::transport::Error,
+    },
+    #[error(
+        "checksum mismatch in block {block} of coflow {coflow} data `{data_id}` from daemon {host}"
+    )]
+    Checksum {
+        host: String,
+        coflow: u64,
+        data_id: String,
+        block: u64,
+    },
+    #[error("daemon {host} failed during the transfer of coflow {coflow} data `{data_id}` after {got} of {size} bytes: {why}")]
+    DaemonFailed {
+        host: String,
+        coflow: u64,
+        data_id: String,
+        got: u64,
+        size: u64,
+        why: String,
+    },
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn rpc(addr: &str, status: tonic::Status) -> Self {
+        Error::Rpc {
+            addr: addr.to_string(),
+            status: Box::new(status),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The real system: a coordinator, a daemon per host and the coflow client API, moving real
+//! bytes at the rates the shared schedulers of `coflowkit-sched` choose.
+//!
+//! - [`coordinator`]: registry of coflows and daemons; its brain is `coflowkit_sched::Scheduler`
+//!   (the same code the simulator runs), called on events, at the wake-ups it asks for and every
+//!   tick; rates go to daemons over a server-streaming gRPC call (protocol `coflowkit.v1`).
+//! - [`daemon`]: stores put data, serves gets over plain TCP with per-flow token-bucket pacing
+//!   and per-block CRC-32, reports progress every Δ, falls back to fair share without a
+//!   coordinator and re-registers its soft state when it returns.
+//! - [`Client`]: `register`, `put`, `get`, `unregister`.
+//!
+//! See docs/runtime.md for the architecture and the decisions.
+
+pub mod auth;
+pub mod client;
+pub mod coordinator;
+pub mod daemon;
+pub mod error;
+pub mod frame;
+pub mod pacer;
+pub mod proto;
+pub mod replay;
+pub mod rpc;
+mod running;
+
+pub use auth::{Token, PROTOCOL_VERSION};
+pub use client::{Client, ClientConfig, CoflowId, CoflowOptions};
+pub use coordinator::CoordinatorConfig;
+pub use daemon::DaemonConfig;
+pub use error::{Error, Result};
+pub use running::Running;

@@ -1,0 +1,318 @@
+//! Replaying a trace as real transfers on one machine: a coordinator and one daemon per host on
+//! loopback sockets, a client per host. Every coflow's data is put on its senders' daemons before
+//! the clock starts (mappers write their output before the shuffle), and at the coflow's arrival
+//! its receivers `get` every flow at once; the coflow completes when the last get does.
+//!
+//! The trace must already be in the shape to run: its ports are the hosts, sizes are whole bytes.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use coflowkit_model::Trace;
+use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::client::{Client, ClientConfig, CoflowOptions};
+use crate::coordinator::{self, CoordinatorConfig};
+use crate::daemon::{self, DaemonConfig};
+use crate::error::{Error, Result};
+use crate::{rpc, Running, Token};
+
+/// How a replay runs.
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    pub scheduler: SchedulerKind,
+    pub options: SchedOptions,
+    /// Emulated NIC of every host, bytes per second each way.
+    pub nic_bytes_per_s: f64,
+    pub mem_limit_bytes: u64,
+    /// Spill directory root (one sub-directory per daemon); `None` keeps everything in memory.
+    pub data_dir: Option<PathBuf>,
+    pub tick: Option<Duration>,
+}
+
+/// One coflow's real outcome (times in seconds from the replay's start).
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// Index into the trace's coflows.
+    pub index: usize,
+    pub arrival_s: f64,
+    pub finish_s: f64,
+    pub cct_s: f64,
+    /// How long after its arrival the coflow's data was still being put (0 = staged in time);
+    /// included in `cct_s`.
+    pub late_put_s: f64,
+    /// Completion time of each flow (from arrival), in the coflow's flow order.
+    pub fcts_s: Vec<f64>,
+}
+
+/// Start the cluster, replay, stop the cluster. Results in trace order.
+pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> {
+    let hosts = trace.ports as usize;
+    if hosts == 0 {
+        return Err(Error::Config("the trace has no ports".into()));
+    }
+    let token = Token::new(&format!(
+        "replay-{}",
+        std::process::id() as u64 * 7919 + 12345
+    ))?;
+    let mut ccfg = CoordinatorConfig::new(token.clone(), cfg.scheduler);
+    ccfg.options = cfg.options.clone();
+    ccfg.tick = cfg.tick;
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("literal");
+    let coordinator = coordinator::spawn(ccfg, any)?;
+    let caddr = coordinator.addr().to_string();
+    let mut daemons: Vec<Running> = Vec::new();
+    for h in 0..hosts {
+        let mut d = DaemonConfig::new(caddr.clone(), token.clone(), cfg.nic_bytes_per_s);
+        d.mem_limit_bytes = cfg.mem_limit_bytes;
+        d.data_dir = cfg.data_dir.as_ref().map(|p| p.join(format!("host{h}")));
+        daemons.push(daemon::spawn(d, any)?);
+    }
+    wait_connected(&caddr, &token, hosts).await?;
+    let mut clients = Vec::new();
+    for d in &daemons {
+        clients.push(
+            Client::connect(ClientConfig::new(
+                &caddr,
+                &d.addr().to_string(),
+                token.clone(),
+            ))
+            .await?,
+        );
+    }
+    let clairvoyant = build(cfg.scheduler, &cfg.options).clairvoyant();
+    let result = run(trace, Arc::new(clients), clairvoyant).await;
+    drop(daemons);
+    drop(coordinator);
+    result
+}
+
+async fn wait_connected(addr: &str, token: &Token, n: usize) -> Result<()> {
+    let mut c = rpc::connect(addr, token).await?;
+    for _ in 0..400 {
+        let s = c
+            .status(crate::proto::Empty {})
+            .await
+            .map_err(|s| Error::rpc(addr, s))?
+            .into_inner();
+        if s.daemons.iter().filter(|d| d.connected).count() >= n {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err(Error::Config(format!(
+        "only some of the {n} daemons connected"
+    )))
+}
+
+struct Staged {
+    coflow: u64,
+    done_at: Option<Instant>,
+    error: Option<String>,
+}
+
+async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Result<Vec<Replayed>> {
+    let mut order: Vec<usize> = (0..trace.coflows.len()).collect();
+    order.sort_by(|&a, &b| {
+        trace.coflows[a]
+            .arrival_s
+            .total_cmp(&trace.coflows[b].arrival_s)
+    });
+    let n = trace.coflows.len();
+    let staged: Arc<Vec<std::sync::Mutex<Option<Staged>>>> =
+        Arc::new((0..n).map(|_| std::sync::Mutex::new(None)).collect());
+    let staged_signal = Arc::new(Notify::new());
+    let trace = Arc::new(trace.clone());
+
+    // Stage: register and put every coflow's data, in arrival order.
+    let stager = {
+        let (trace, clients, staged, signal) = (
+            trace.clone(),
+            clients.clone(),
+            staged.clone(),
+            staged_signal.clone(),
+        );
+        let order = order.clone();
+        tokio::spawn(async move {
+            for &i in &order {
+                let c = &trace.coflows[i];
+                let flows: Vec<_> = c.flows.iter().filter(|f| f.bytes >= 1.0).collect();
+                let opts = if clairvoyant {
+                    CoflowOptions::flows(flows.len() as u32)
+                } else {
+                    CoflowOptions {
+                        num_flows: flows.len() as u32,
+                        non_clairvoyant: true,
+                        ..Default::default()
+                    }
+                };
+                let res: Result<u64> = async {
+                    let id = clients[0].register(opts.name(&c.id.to_string())).await?;
+                    let puts = flows.iter().enumerate().map(|(j, f)| {
+                        let client = clients[f.src as usize].clone();
+                        let len = f.bytes as u64;
+                        async move {
+                            client
+                                .put_stream(id, &format!("f{j}"), Pattern::new(j as u64, len))
+                                .await
+                        }
+                    });
+                    for r in join_all(puts).await {
+                        r?;
+                    }
+                    Ok(id)
+                }
+                .await;
+                *staged[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(match res {
+                    Ok(coflow) => Staged {
+                        coflow,
+                        done_at: Some(Instant::now()),
+                        error: None,
+                    },
+                    Err(e) => Staged {
+                        coflow: 0,
+                        done_at: None,
+                        error: Some(e.to_string()),
+                    },
+                });
+                signal.notify_waiters();
+            }
+        })
+    };
+    // The clock starts once every coflow's data is staged (the mappers finished before the
+    // shuffle), so put time never counts in a CCT; `late_put_s` stays as a check.
+    stager
+        .await
+        .map_err(|e| Error::Config(format!("staging failed: {e}")))?;
+    let start = Instant::now();
+
+    // Shuffle: at each arrival, get every flow of the coflow.
+    let mut tasks = Vec::new();
+    for &i in &order {
+        let (trace, clients, staged, signal) = (
+            trace.clone(),
+            clients.clone(),
+            staged.clone(),
+            staged_signal.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let c = &trace.coflows[i];
+            let arrival = start + Duration::from_secs_f64(c.arrival_s.max(0.0));
+            tokio::time::sleep_until(arrival).await;
+            let (coflow, staged_at) = loop {
+                let notified = signal.notified();
+                if let Some(s) = staged[i].lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                    if let Some(e) = &s.error {
+                        return Err(Error::Config(format!("coflow {}: {e}", c.id)));
+                    }
+                    break (s.coflow, s.done_at.expect("staged"));
+                }
+                notified.await;
+            };
+            let flows: Vec<_> = c.flows.iter().filter(|f| f.bytes >= 1.0).collect();
+            let gets = flows.iter().enumerate().map(|(j, f)| {
+                let client = clients[f.dst as usize].clone();
+                async move {
+                    client
+                        .get_into(coflow, &format!("f{j}"), tokio::io::sink())
+                        .await
+                        .map(|_| Instant::now())
+                }
+            });
+            let mut fcts = Vec::new();
+            for r in join_all(gets).await {
+                let done = r.map_err(|e| Error::Config(format!("coflow {}: {e}", c.id)))?;
+                fcts.push(done.duration_since(arrival).as_secs_f64());
+            }
+            let finish = Instant::now();
+            let _ = clients[0].unregister(coflow).await;
+            let finish_s = finish.duration_since(start).as_secs_f64();
+            Ok(Replayed {
+                index: i,
+                arrival_s: c.arrival_s,
+                finish_s,
+                cct_s: finish_s - c.arrival_s,
+                late_put_s: staged_at.saturating_duration_since(arrival).as_secs_f64(),
+                fcts_s: fcts,
+            })
+        }));
+    }
+    let mut out: Vec<Option<Replayed>> = vec![None; n];
+    for t in tasks {
+        let r = t
+            .await
+            .map_err(|e| Error::Config(format!("replay task failed: {e}")))??;
+        let i = r.index;
+        out[i] = Some(r);
+    }
+    Ok(out
+        .into_iter()
+        .map(|r| r.expect("every coflow ran"))
+        .collect())
+}
+
+/// Run futures concurrently on the runtime; results in order.
+async fn join_all<F>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = fs.map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        out.push(h.await.expect("replay task panicked"));
+    }
+    out
+}
+
+/// `len` bytes of a fixed pseudo-random pattern (seeded by the flow number), made on the fly so
+/// a large replay needs no memory for its source data.
+struct Pattern {
+    block: Arc<[u8]>,
+    offset: usize,
+    left: u64,
+}
+
+impl Pattern {
+    fn new(seed: u64, len: u64) -> Pattern {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let block: Vec<u8> = (0..4093)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        Pattern {
+            block: block.into(),
+            offset: 0,
+            left: len,
+        }
+    }
+}
+
+impl AsyncRead for Pattern {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        while self.left > 0 && buf.remaining() > 0 {
+            let n = (self.block.len() - self.offset)
+                .min(buf.remaining())
+                .min(self.left.min(usize::MAX as u64) as usize);
+            let block = self.block.clone();
+            buf.put_slice(&block[self.offset..self.offset + n]);
+            self.offset = (self.offset + n) % self.block.len();
+            self.left -= n as u64;
+        }
+        Poll::Ready(Ok(()))
+    }
+}

@@ -1,0 +1,43 @@
+//! Connecting to the coordinator with the token attached and bounded message sizes.
+
+use std::time::Duration;
+
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::auth::{AddToken, Token};
+use crate::error::{Error, Result};
+use crate::proto::coordinator_client::CoordinatorClient;
+
+/// Largest control message either side accepts (bytes). A daemon's re-registration lists its
+/// stored objects and flows, so this bounds how much soft state one daemon can report.
+pub const MAX_RPC_BYTES: usize = 4 * 1024 * 1024;
+
+pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
+
+/// Connect (eagerly, with a short timeout) to a coordinator at `host:port`.
+pub async fn connect(addr: &str, token: &Token) -> Result<Client> {
+    let uri = if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("http://{addr}")
+    };
+    let ep = Endpoint::from_shared(uri)
+        .map_err(|e| Error::Config(format!("coordinator address `{addr}`: {e}")))?
+        .connect_timeout(Duration::from_secs(2))
+        .tcp_nodelay(true)
+        // A daemon notices a vanished coordinator (host gone, no FIN) within seconds and
+        // falls back to fair sharing.
+        .http2_keep_alive_interval(Duration::from_secs(2))
+        .keep_alive_timeout(Duration::from_secs(4))
+        .keep_alive_while_idle(true);
+    let ch = ep.connect().await.map_err(|source| Error::Connect {
+        addr: addr.to_string(),
+        source,
+    })?;
+    Ok(
+        CoordinatorClient::with_interceptor(ch, AddToken(token.clone()))
+            .max_decoding_message_size(MAX_RPC_BYTES)
+            .max_encoding_message_size(MAX_RPC_BYTES),
+    )
+}

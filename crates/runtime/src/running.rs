@@ -1,0 +1,52 @@
+//! A component running on its own tokio runtime, ended by dropping the handle: its tasks stop
+//! and its sockets close at once, as if the process had been killed.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use crate::error::{Error, Result};
+
+pub struct Running {
+    addr: SocketAddr,
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl Running {
+    pub(crate) fn start<F>(addr: SocketAddr, what: &'static str, fut: F) -> Result<Running>
+    where
+        F: Future<Output = Result<()>> + Send + 'static,
+    {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name(what)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io(format!("starting the {what} runtime"), e))?;
+        rt.spawn(async move {
+            if let Err(e) = fut.await {
+                tracing::error!("{what} stopped: {e}");
+            }
+        });
+        Ok(Running { addr, rt: Some(rt) })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop it now (no goodbye to peers).
+    pub fn kill(mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
