@@ -3,12 +3,13 @@
 //! policy, where eligible means below its window. Messages at their window wait in a second
 //! heap keyed by the backlog at which their window grows (see `window::threshold`).
 
+use super::config::Window;
 use super::config::{GrantOptions, GrantStart, RxBasis};
 use super::heap::{rotated, IndexedHeap};
 use super::inbox::{Arrival, Inbox};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
-use super::window::threshold;
+use super::window::{global_window, threshold};
 
 #[derive(Debug, Clone)]
 pub struct GrpfReceiver {
@@ -21,6 +22,9 @@ pub struct GrpfReceiver {
     total_out: u64,
     /// Packets still to receive over the messages heard of (`rx_pkts_left`).
     rx_left: u64,
+    /// GlobalSched: the last all-reduced maximum of the receivers' `rx_left`.
+    global: u64,
+    scratch: Vec<usize>,
 }
 
 impl GrpfReceiver {
@@ -34,6 +38,34 @@ impl GrpfReceiver {
             blocked: IndexedHeap::new(n),
             total_out: 0,
             rx_left: 0,
+            global: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Packets still to receive over the messages heard of (what GlobalSched all-reduces).
+    pub fn remaining(&self) -> u64 {
+        self.rx_left
+    }
+
+    /// GlobalSched: a new all-reduced maximum of the receivers' remaining packets. A smaller
+    /// maximum widens windows, so the messages parked at their window are re-examined.
+    pub fn set_global_max(&mut self, g: u64) {
+        if self.opts.global_exponent.is_none() || g == self.global {
+            return;
+        }
+        let wider = g < self.global;
+        self.global = g;
+        if wider {
+            let mut parked = std::mem::take(&mut self.scratch);
+            while let Some(j) = self.blocked.pop() {
+                parked.push(j);
+            }
+            for &j in &parked {
+                self.place(j);
+            }
+            parked.clear();
+            self.scratch = parked;
         }
     }
 
@@ -68,6 +100,20 @@ impl GrpfReceiver {
     fn threshold(&self, j: usize) -> Option<u64> {
         let m = &self.inbox.msgs[j];
         let rem = (m.total - m.received) as u64;
+        if let (Some(n), Window::ProRata) = (self.opts.global_exponent, self.opts.window) {
+            // Eq. 3.14's window shrinks as rx_left falls, so no threshold on rx_left exists:
+            // eligible now (re-checked before every grant) or parked until the global maximum
+            // falls (key 0: `poll_grants` never wakes it on rx_left).
+            let w = global_window(
+                self.opts.rounding,
+                self.max_out,
+                rem,
+                self.rx_left,
+                self.global,
+                n,
+            );
+            return Some(if (m.out as u64) < w { u64::MAX } else { 0 });
+        }
         threshold(
             self.opts.window,
             self.opts.rounding,

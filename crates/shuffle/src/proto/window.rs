@@ -21,6 +21,27 @@ pub fn window(w: Window, rounding: Rounding, max_out: u64, msg_rem: u64, rx_left
     }
 }
 
+/// GlobalSched's window (Eq. 3.14 with exponent `n`): `max_out x msg_rem / g x (rx_left / g)^n`,
+/// rounded like Eq. 3.8, where `g` is the largest remaining backlog of any receiver (at least
+/// `rx_left`: a receiver knows its own). With `g == rx_left` it is Eq. 3.8 (spec §12 item 11).
+pub fn global_window(
+    rounding: Rounding,
+    max_out: u64,
+    msg_rem: u64,
+    rx_left: u64,
+    g: u64,
+    n: u32,
+) -> u64 {
+    let g = g.max(rx_left).max(1) as u128;
+    let num = (max_out as u128 * msg_rem as u128).saturating_mul((rx_left as u128).pow(n));
+    let den = g.pow(n + 1);
+    let w = match rounding {
+        Rounding::FloorMax1 => (num / den).max(1),
+        Rounding::Ceil => num.div_ceil(den),
+    };
+    w.min(u64::MAX as u128) as u64
+}
+
 /// The eligibility threshold of a message holding `out` outstanding grants: it may take one
 /// more grant iff the receiver's `rx_left <= threshold`. `None`: not until its own state changes.
 pub fn threshold(
@@ -67,6 +88,33 @@ mod tests {
             .map(|&rx| window(PR, Rounding::FloorMax1, 80, 100, rx))
             .collect();
         assert_eq!(w, vec![2, 4, 8, 40]);
+    }
+
+    #[test]
+    fn eq_3_14_reduces_to_eq_3_8_for_the_slowest_receiver_and_scales_back_others() {
+        // Spec §12 item 11: with g == rx_left, any exponent gives Eq. 3.8.
+        for n in 1..=3 {
+            for (rem, rx) in [(500, 1000), (3, 10_000), (100, 200), (7, 7)] {
+                assert_eq!(
+                    global_window(Rounding::FloorMax1, 80, rem, rx, rx, n),
+                    window(PR, Rounding::FloorMax1, 80, rem, rx)
+                );
+            }
+        }
+        // A receiver with half the slowest one's backlog: Eq. 3.13 halves the window, the
+        // quadratic scale back (n = 2) quarters Eq. 3.13's: 80 x 250/2000 x (1/2)^2 = 2.5.
+        assert_eq!(window(PR, Rounding::FloorMax1, 80, 250, 1000), 20);
+        assert_eq!(
+            global_window(Rounding::FloorMax1, 80, 250, 1000, 2000, 1),
+            5
+        );
+        assert_eq!(
+            global_window(Rounding::FloorMax1, 80, 250, 1000, 2000, 2),
+            2
+        );
+        assert_eq!(global_window(Rounding::Ceil, 80, 250, 1000, 2000, 2), 3);
+        // A stale maximum below the receiver's own backlog counts as its own.
+        assert_eq!(global_window(Rounding::FloorMax1, 80, 500, 1000, 10, 2), 40);
     }
 
     proptest! {
