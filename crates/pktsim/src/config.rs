@@ -68,6 +68,9 @@ pub struct SimConfig {
     /// X x ceil(log2 N) x 0.5 RTT timesteps and is that old; 0 is `Fresh`. Used only when
     /// `grant.global_exponent` is set.
     pub allreduce_stale: f64,
+    /// GlobalSched with a stale all-reduce: receivers lower the value by one packet per
+    /// timestep of its age (spec §13.11; docs/flash-shuffle.md).
+    pub allreduce_drain: bool,
 }
 
 impl SimConfig {
@@ -92,6 +95,7 @@ impl SimConfig {
             max_steps: 0,
             preempt: Preemption::OFF,
             allreduce_stale: 0.0,
+            allreduce_drain: true,
         }
     }
 

@@ -59,12 +59,15 @@ pub struct Sim {
     /// Preemption schedules (empty when off) and whether each node is preempted now.
     sched: Vec<NodeSchedule>,
     preempted: Vec<bool>,
+    stalled: Vec<bool>,
     pub(crate) preempted_steps: Vec<u64>,
     /// GlobalSched's all-reduce: period in timesteps (0: every timestep) and the value in
     /// flight (sampled at the start of the current period, delivered at its end).
     allreduce_period: u64,
     allreduce_next: u64,
     allreduce_pending: u64,
+    allreduce_value: u64,
+    allreduce_sampled: u64,
     /// Sum over timesteps of the data queued per switch (for average occupancy).
     pub(crate) occupancy_sum: Vec<u64>,
     /// Peak data queued in one port of each class: ToR to host, ToR to core, core to ToR.
@@ -178,15 +181,24 @@ impl Sim {
                 Vec::new()
             },
             preempted: vec![false; n],
+            stalled: Vec::new(),
             preempted_steps: vec![0; n],
             allreduce_period: allreduce_period(cfg, n),
             allreduce_next: 0,
             allreduce_pending: 0,
+            allreduce_value: 0,
+            allreduce_sampled: 0,
             occupancy_sum: vec![0; topo.racks + 1],
             peak_port_class: [0; 3],
             topo,
             bounds,
         };
+        if cfg.grant.pro_rata_overcommit {
+            let busiest = (0..n).map(|i| m.in_network(i)).max().unwrap_or(0);
+            for i in 0..n {
+                sim.nodes[i].set_overcommit_share(m.in_network(i), busiest);
+            }
+        }
         for i in 0..n {
             let mut out = std::mem::take(&mut sim.scratch);
             sim.nodes[i].start(&mut out);
@@ -194,6 +206,15 @@ impl Sim {
             sim.scratch = out;
         }
         Ok(sim)
+    }
+
+    /// Stalls node `i` (preempted until un-stalled, on top of any schedule): the thesis'
+    /// stalled-sender and stalled-receiver examples.
+    pub fn stall(&mut self, i: usize, stalled: bool) {
+        if self.stalled.is_empty() {
+            self.stalled = vec![false; self.n];
+        }
+        self.stalled[i] = stalled;
     }
 
     /// Whether node `i` is preempted in the current timestep.
@@ -282,7 +303,16 @@ impl Sim {
         if !self.sched.is_empty() {
             for (h, s) in self.sched.iter_mut().enumerate() {
                 self.preempted[h] = s.at(now);
-                self.preempted_steps[h] += self.preempted[h] as u64;
+            }
+        }
+        if !self.stalled.is_empty() {
+            for (h, &st) in self.stalled.iter().enumerate() {
+                self.preempted[h] = st || (!self.sched.is_empty() && self.sched[h].preempted);
+            }
+        }
+        if !self.sched.is_empty() || !self.stalled.is_empty() {
+            for (c, &p) in self.preempted_steps.iter_mut().zip(&self.preempted) {
+                *c += p as u64;
             }
         }
         if self.cfg.grant.global_exponent.is_some() {
@@ -433,22 +463,32 @@ impl Sim {
     /// total_rem): every `allreduce_period` timesteps the value sampled one period earlier
     /// reaches every receiver (a period of 0 is `Fresh`: the current value, every timestep).
     fn allreduce(&mut self) {
-        if self.now < self.allreduce_next {
+        if self.now >= self.allreduce_next {
+            let current = (0..self.n)
+                .map(|h| self.nodes[h].rx_remaining())
+                .max()
+                .unwrap_or(0);
+            if self.allreduce_period == 0 {
+                self.allreduce_value = current;
+            } else {
+                self.allreduce_value = std::mem::replace(&mut self.allreduce_pending, current);
+                self.allreduce_sampled = self.now.saturating_sub(self.allreduce_period);
+            }
+            self.allreduce_next = self.now + self.allreduce_period.max(1);
+        } else if !self.cfg.allreduce_drain {
             return;
         }
-        let current = (0..self.n)
-            .map(|h| self.nodes[h].rx_remaining())
-            .max()
-            .unwrap_or(0);
-        let value = if self.allreduce_period == 0 {
-            current
+        // With `allreduce_drain`, a receiver ages the value by one packet per timestep since
+        // it was sampled: no receiver's backlog falls faster than its link delivers.
+        let value = if self.cfg.allreduce_drain {
+            self.allreduce_value
+                .saturating_sub(self.now - self.allreduce_sampled.min(self.now))
         } else {
-            std::mem::replace(&mut self.allreduce_pending, current)
+            self.allreduce_value
         };
         for node in &mut self.nodes {
             node.set_global_max(value);
         }
-        self.allreduce_next = self.now + self.allreduce_period.max(1);
     }
 
     /// Whether host `h` may process another data packet this timestep.

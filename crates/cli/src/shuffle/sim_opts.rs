@@ -70,6 +70,12 @@ pub enum AnnounceArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StaleArg {
+    Drain,
+    Raw,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlacementArg {
     Random,
     Block,
@@ -168,10 +174,18 @@ pub struct SimOpts {
     /// [default: unlimited].
     #[arg(long, help_heading = "Protocol")]
     pub redirect_limit_rtt: Option<u32>,
+    /// Pro rata overcommitment (Eq. 3.11): scale each receiver's max outstanding grants by
+    /// its incoming data over the busiest receiver's.
+    #[arg(long, help_heading = "Protocol")]
+    pub pro_rata_overcommit: bool,
     /// GlobalSched (Eq. 3.14): off, fresh (instantaneous all-reduce) or stale:X (the
     /// all-reduce takes X x ceil(log2 N) x 0.5 RTT).
     #[arg(long, default_value = "off", value_parser = parse_global, help_heading = "Protocol")]
     pub global_sched: GlobalArg,
+    /// How a receiver uses a stale all-reduce value: drain (lower it by one packet per
+    /// timestep of its age: no backlog drains faster than a link) or raw (as is).
+    #[arg(long, value_enum, default_value = "drain", help_heading = "Protocol")]
+    pub stale_value: StaleArg,
     /// GlobalSched's scale-back exponent n (the thesis evaluated 2).
     #[arg(long, default_value_t = 2, help_heading = "Protocol")]
     pub global_exponent: u32,
@@ -288,6 +302,7 @@ impl SimOpts {
         if let Some(a) = self.announce {
             g.announce_all = a == AnnounceArg::All;
         }
+        g.pro_rata_overcommit = self.pro_rata_overcommit;
         g.redirect_limit = self.redirect_limit_rtt.map(|x| x.saturating_mul(rtt));
         let mut stale = 0.0;
         if let GlobalArg::Stale(x) = self.global_sched {
@@ -331,6 +346,7 @@ impl SimOpts {
             mean_steps: self.preempt_interval_rtt * 4.0 * self.hop_latency as f64,
         };
         c.allreduce_stale = stale;
+        c.allreduce_drain = self.stale_value == StaleArg::Drain;
         Ok(c)
     }
 }

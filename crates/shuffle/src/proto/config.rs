@@ -90,6 +90,10 @@ pub struct GrantOptions {
     /// it is at most this many entries after the first unsent packet of its GRPF packet
     /// schedule. `None`: unlimited (the default protocol).
     pub redirect_limit: Option<u32>,
+    /// Pro rata overcommitment (Eq. 3.11): a receiver's `max_out_grants` (and so its windows)
+    /// scaled by its total incoming packets over the largest receiver's, learned out of band
+    /// (`Node::set_overcommit_share`). Off by default, as in the evaluated GRPF.
+    pub pro_rata_overcommit: bool,
 }
 
 impl Default for GrantOptions {
@@ -109,6 +113,7 @@ impl Default for GrantOptions {
             announce_all: true,
             global_exponent: None,
             redirect_limit: None,
+            pro_rata_overcommit: false,
         }
     }
 }

@@ -43,6 +43,14 @@ impl GrpfReceiver {
         }
     }
 
+    /// Pro rata overcommitment (Eq. 3.11): this receiver has `own` packets to receive in all,
+    /// the busiest receiver `max`. Call before any packet arrives.
+    pub fn set_overcommit_share(&mut self, own: u64, max: u64) {
+        if self.opts.pro_rata_overcommit && max > 0 {
+            self.max_out = (self.opts.max_out_grants() * own / max).max(1);
+        }
+    }
+
     /// Packets still to receive over the messages heard of (what GlobalSched all-reduces).
     pub fn remaining(&self) -> u64 {
         self.rx_left

@@ -222,6 +222,13 @@ impl Node {
         }
     }
 
+    /// Pro rata overcommitment: this node's and the busiest receiver's incoming packets.
+    pub fn set_overcommit_share(&mut self, own: u64, max: u64) {
+        if let Receiver::Grpf(r) = &mut self.receiver {
+            r.set_overcommit_share(own, max);
+        }
+    }
+
     /// GlobalSched: the all-reduced maximum of `rx_remaining` over all receivers.
     pub fn set_global_max(&mut self, g: u64) {
         if let Receiver::Grpf(r) = &mut self.receiver {
