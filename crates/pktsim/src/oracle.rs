@@ -57,58 +57,88 @@ impl Oracles {
     /// The oracles if they all fall within the replay's horizon.
     pub fn within(m: &PacketMatrix, r: &Replay, rx_rate: u32) -> Option<Oracles> {
         let n = m.n;
-        let mut o = Oracles::default();
-        let mut any = vec![false; r.horizon as usize];
-        for s in 0..n {
-            let out = m.out_network(s);
-            o.sender = o.sender.max(nth_running(&r.running[s], out)?);
+        let words = (r.horizon as usize).div_ceil(64);
+        let mut bits = vec![vec![0u64; words]; n];
+        let mut runs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for i in 0..n {
+            for (t, &run) in r.running[i].iter().enumerate() {
+                if run {
+                    bits[i][t / 64] |= 1 << (t % 64);
+                    runs[i].push(t as u32);
+                }
+            }
         }
+        let mut o = Oracles::default();
+        for (s, run) in runs.iter().enumerate() {
+            let out = m.out_network(s) as usize;
+            if out > 0 {
+                o.sender = o.sender.max(*run.get(out - 1)? as u64 + 1);
+            }
+        }
+        let mut any = vec![0u64; words];
         for d in 0..n {
             let inn = m.in_network(d);
             if inn == 0 {
                 continue;
             }
-            any.iter_mut().for_each(|x| *x = false);
+            any.iter_mut().for_each(|x| *x = 0);
             for s in (0..n).filter(|&s| s != d && m.get(s, d) > 0) {
-                for (a, &run) in any.iter_mut().zip(&r.running[s]) {
-                    *a |= run;
+                for (a, &b) in any.iter_mut().zip(&bits[s]) {
+                    *a |= b;
                 }
-                let t = through(&r.running[s], &r.running[d], m.get(s, d), rx_rate)?;
-                o.message = o.message.max(t);
             }
-            o.receiver = o.receiver.max(through(&any, &r.running[d], inn, rx_rate)?);
+            o.receiver = o
+                .receiver
+                .max(through(&any, &bits[d], r.horizon, inn, rx_rate)?);
+        }
+        // Per message: an upper estimate (every packet processed after the last one arrives)
+        // for all, then the exact value in decreasing order of the estimate until no estimate
+        // can beat the best exact value.
+        let mut cand: Vec<(u64, usize, usize)> = Vec::new();
+        for d in 0..n {
+            for s in (0..n).filter(|&s| s != d && m.get(s, d) > 0) {
+                let size = m.get(s, d);
+                let last = *runs[s].get(size as usize - 1)?;
+                let from = runs[d].partition_point(|&t| t < last);
+                let k = size.div_ceil(rx_rate as u64) as usize;
+                let upper = runs[d]
+                    .get(from + k - 1)
+                    .map_or(u64::MAX, |&u| u as u64 + 1);
+                cand.push((upper, s, d));
+            }
+        }
+        cand.sort_unstable_by(|a, b| b.cmp(a));
+        for (upper, s, d) in cand {
+            if upper <= o.message {
+                break;
+            }
+            let t = through(&bits[s], &bits[d], r.horizon, m.get(s, d), rx_rate)?;
+            o.message = o.message.max(t);
         }
         Some(o)
     }
 }
 
-/// Steps until `count` running steps have passed (0 if count is 0).
-fn nth_running(running: &[bool], count: u64) -> Option<u64> {
-    if count == 0 {
-        return Some(0);
-    }
-    let mut seen = 0;
-    for (t, &run) in running.iter().enumerate() {
-        seen += run as u64;
-        if seen == count {
-            return Some(t as u64 + 1);
-        }
-    }
-    None
-}
-
-/// Steps until `amount` packets are processed: one arrives in each step where `arrive` holds,
-/// and the receiver processes up to `rx_rate` of those arrived in each step where it runs.
-fn through(arrive: &[bool], process: &[bool], amount: u64, rx_rate: u32) -> Option<u64> {
+/// Steps until `amount` packets are processed: one arrives in each step whose bit is set in
+/// `arrive`, and the receiver processes up to `rx_rate` of those arrived in each step whose
+/// bit is set in `process`. None if not within `horizon` steps.
+fn through(
+    arrive: &[u64],
+    process: &[u64],
+    horizon: u64,
+    amount: u64,
+    rx_rate: u32,
+) -> Option<u64> {
     if amount == 0 {
         return Some(0);
     }
     let (mut arrived, mut done) = (0u64, 0u64);
-    for (t, (&a, &p)) in arrive.iter().zip(process).enumerate() {
-        if a && arrived < amount {
+    for t in 0..horizon as usize {
+        let bit = 1u64 << (t % 64);
+        if arrive[t / 64] & bit != 0 && arrived < amount {
             arrived += 1;
         }
-        if p {
+        if process[t / 64] & bit != 0 {
             done = (done + rx_rate as u64).min(arrived);
             if done == amount {
                 return Some(t as u64 + 1);
@@ -121,6 +151,56 @@ fn through(arrive: &[bool], process: &[bool], amount: u64, rx_rate: u32) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The oracles step by step, without bitsets or pruning.
+    fn naive(m: &PacketMatrix, r: &Replay, rx: u32) -> Option<Oracles> {
+        let walk = |arrive: &dyn Fn(usize) -> bool, proc: &[bool], amount: u64| -> Option<u64> {
+            if amount == 0 {
+                return Some(0);
+            }
+            let (mut a, mut done) = (0, 0);
+            for (t, &running) in proc.iter().enumerate() {
+                if arrive(t) && a < amount {
+                    a += 1;
+                }
+                if running {
+                    done = (done + rx as u64).min(a);
+                    if done == amount {
+                        return Some(t as u64 + 1);
+                    }
+                }
+            }
+            None
+        };
+        let mut o = Oracles::default();
+        let always = vec![true; r.horizon as usize];
+        for i in 0..m.n {
+            let run = &r.running[i];
+            o.sender = o.sender.max(walk(&|t| run[t], &always, m.out_network(i))?);
+            let senders: Vec<usize> = (0..m.n).filter(|&s| s != i && m.get(s, i) > 0).collect();
+            let any = |t: usize| senders.iter().any(|&s| r.running[s][t]);
+            o.receiver = o.receiver.max(walk(&any, &r.running[i], m.in_network(i))?);
+            for &s in &senders {
+                let rs = &r.running[s];
+                o.message = o.message.max(walk(&|t| rs[t], &r.running[i], m.get(s, i))?);
+            }
+        }
+        Some(o)
+    }
+
+    proptest! {
+        #[test]
+        fn pruned_oracles_equal_the_step_by_step_ones(
+            n in 2usize..6, seed in any::<u64>(), rx in 1u32..4, frac in 1u8..4, mean in 1u32..30,
+            sizes in proptest::collection::vec(0u64..30, 36),
+        ) {
+            let m = PacketMatrix { n, packets: (0..n * n).map(|k| if k / n == k % n { 0 } else { sizes[k] }).collect() };
+            let p = Preemption { fraction: 0.25 * frac as f64, mean_steps: mean as f64 };
+            let r = Replay::new(&p, seed, n, 2000);
+            prop_assert_eq!(Oracles::within(&m, &r, rx), naive(&m, &r, rx));
+        }
+    }
 
     fn rep(running: Vec<Vec<bool>>) -> Replay {
         Replay {
