@@ -470,6 +470,7 @@ impl Sim {
                 .unwrap_or(0);
             if self.allreduce_period == 0 {
                 self.allreduce_value = current;
+                self.allreduce_sampled = self.now;
             } else {
                 self.allreduce_value = std::mem::replace(&mut self.allreduce_pending, current);
                 self.allreduce_sampled = self.now.saturating_sub(self.allreduce_period);

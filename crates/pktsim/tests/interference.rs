@@ -141,6 +141,16 @@ fn figure_3_10_equal_windows_take_four_units_instead_of_three() {
     let r = run(&m, &gs);
     assert!(r.complete && r.violations == 0);
     assert!(r.completion_steps < equal.completion_steps);
+    // Fresh means the current value: how a receiver ages a stale value must not matter.
+    let mut raw = gs.clone();
+    raw.allreduce_drain = !gs.allreduce_drain;
+    assert_eq!(run(&m, &raw), r);
+    // A stale all-reduce (period 1 x ceil(log2 8) x 0.5 x 16 = 24 timesteps) is another run.
+    let mut stale = gs.clone();
+    stale.allreduce_stale = 1.0;
+    let s = run(&m, &stale);
+    assert!(s.complete && s.violations == 0);
+    assert_ne!(s.completion_steps, r.completion_steps);
 }
 
 /// Spec §12 item 33 / Figure 6.18b: a ToR port toward a host holds only granted data, so it

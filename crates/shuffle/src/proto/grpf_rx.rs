@@ -9,7 +9,7 @@ use super::heap::{rotated, IndexedHeap};
 use super::inbox::{Arrival, Inbox};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
-use super::window::{global_window, threshold};
+use super::window::{global_threshold, threshold};
 
 #[derive(Debug, Clone)]
 pub struct GrpfReceiver {
@@ -24,7 +24,6 @@ pub struct GrpfReceiver {
     rx_left: u64,
     /// GlobalSched: the last all-reduced maximum of the receivers' `rx_left`.
     global: u64,
-    scratch: Vec<usize>,
 }
 
 impl GrpfReceiver {
@@ -39,7 +38,6 @@ impl GrpfReceiver {
             total_out: 0,
             rx_left: 0,
             global: 0,
-            scratch: Vec::new(),
         }
     }
 
@@ -56,24 +54,20 @@ impl GrpfReceiver {
         self.rx_left
     }
 
-    /// GlobalSched: a new all-reduced maximum of the receivers' remaining packets. A smaller
-    /// maximum widens windows, so the messages parked at their window are re-examined.
+    /// GlobalSched: a new all-reduced maximum of the receivers' remaining packets. Messages
+    /// parked at their window wake in `poll_grants` once the maximum falls to their key.
     pub fn set_global_max(&mut self, g: u64) {
-        if self.opts.global_exponent.is_none() || g == self.global {
-            return;
+        if self.opts.global_exponent.is_some() {
+            self.global = g;
         }
-        let wider = g < self.global;
-        self.global = g;
-        if wider {
-            let mut parked = std::mem::take(&mut self.scratch);
-            while let Some(j) = self.blocked.pop() {
-                parked.push(j);
-            }
-            for &j in &parked {
-                self.place(j);
-            }
-            parked.clear();
-            self.scratch = parked;
+    }
+
+    /// What thresholds are compared with: the backlog (Eq. 3.8), or with GlobalSched the
+    /// global maximum as this receiver sees it (never below its own backlog).
+    fn level(&self) -> u64 {
+        match (self.opts.global_exponent, self.opts.window) {
+            (Some(_), Window::ProRata) => self.global.max(self.rx_left),
+            _ => self.rx_left,
         }
     }
 
@@ -109,18 +103,15 @@ impl GrpfReceiver {
         let m = &self.inbox.msgs[j];
         let rem = (m.total - m.received) as u64;
         if let (Some(n), Window::ProRata) = (self.opts.global_exponent, self.opts.window) {
-            // Eq. 3.14's window shrinks as rx_left falls, so no threshold on rx_left exists:
-            // eligible now (re-checked before every grant) or parked until the global maximum
-            // falls (key 0: `poll_grants` never wakes it on rx_left).
-            let w = global_window(
+            // Eq. 3.14: eligible iff the global maximum is at most this (see `level`).
+            return Some(global_threshold(
                 self.opts.rounding,
                 self.max_out,
                 rem,
                 self.rx_left,
-                self.global,
+                m.out as u64,
                 n,
-            );
-            return Some(if (m.out as u64) < w { u64::MAX } else { 0 });
+            ));
         }
         threshold(
             self.opts.window,
@@ -152,7 +143,7 @@ impl GrpfReceiver {
             return;
         }
         match self.threshold(j) {
-            Some(t) if self.rx_left <= t => {
+            Some(t) if self.level() <= t => {
                 self.eligible.set_tie(
                     j,
                     self.priority(j),
@@ -176,7 +167,7 @@ impl GrpfReceiver {
         }
         while self.total_out < self.max_out {
             while let Some((j, t)) = self.blocked.peek() {
-                if self.rx_left > t {
+                if self.level() > t {
                     break;
                 }
                 self.blocked.remove(j);
@@ -187,7 +178,7 @@ impl GrpfReceiver {
             };
             // rx_left grows when a new message is heard of, which can shrink windows.
             match self.threshold(j) {
-                Some(t) if self.rx_left <= t => {}
+                Some(t) if self.level() <= t => {}
                 _ => {
                     self.place(j);
                     continue;
@@ -199,7 +190,7 @@ impl GrpfReceiver {
             self.total_out += 1;
             out.push(Packet::control(Kind::Grant, self.inbox.id, j, m.granted));
             // With priorities from packets received, a grant changes only eligibility.
-            let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.rx_left <= t);
+            let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.level() <= t);
             if !(still && self.opts.rx_basis == RxBasis::Received) {
                 self.place(j);
             }

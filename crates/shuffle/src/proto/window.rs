@@ -42,6 +42,38 @@ pub fn global_window(
     w.min(u64::MAX as u128) as u64
 }
 
+/// GlobalSched's eligibility threshold: the largest global maximum `g` at which a message with
+/// `out` outstanding grants may take one more at backlog `rx_left` (`global_window > out`).
+/// As `rx_left` only falls, the true threshold only falls too, so a stored one is an upper
+/// bound: waking on it is safe, and a woken message is re-checked.
+pub fn global_threshold(
+    rounding: Rounding,
+    max_out: u64,
+    msg_rem: u64,
+    rx_left: u64,
+    out: u64,
+    n: u32,
+) -> u64 {
+    if out == 0 {
+        return u64::MAX; // every unfinished message gets at least 1
+    }
+    let num = (max_out as u128 * msg_rem as u128).saturating_mul((rx_left as u128).pow(n));
+    // The largest g with g^(n+1) <= cap.
+    let cap = match rounding {
+        Rounding::FloorMax1 => num / (out as u128 + 1),
+        Rounding::Ceil => num.saturating_sub(1) / out as u128,
+    };
+    let k = n + 1;
+    let mut g = (cap as f64).powf(1.0 / k as f64) as u128;
+    while g > 0 && g.checked_pow(k).is_none_or(|p| p > cap) {
+        g -= 1;
+    }
+    while (g + 1).checked_pow(k).is_some_and(|p| p <= cap) {
+        g += 1;
+    }
+    g.min(u64::MAX as u128) as u64
+}
+
 /// The eligibility threshold of a message holding `out` outstanding grants: it may take one
 /// more grant iff the receiver's `rx_left <= threshold`. `None`: not until its own state changes.
 pub fn threshold(
@@ -118,6 +150,19 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn global_threshold_inverts_global_window(
+            max_out in 1u64..200, msg_rem in 1u64..500, extra in 0u64..5000, out in 0u64..100,
+            g_extra in 0u64..20_000, ceil in any::<bool>(), n in 1u32..4,
+        ) {
+            let rounding = if ceil { Rounding::Ceil } else { Rounding::FloorMax1 };
+            let rx = msg_rem + extra;
+            let g = rx + g_extra;
+            let eligible = out < global_window(rounding, max_out, msg_rem, rx, g, n);
+            let by_threshold = g <= global_threshold(rounding, max_out, msg_rem, rx, out, n);
+            prop_assert_eq!(eligible, by_threshold);
+        }
+
         #[test]
         fn threshold_inverts_window(
             max_out in 1u64..200, msg_rem in 1u64..500, extra in 0u64..5000, out in 0u64..100,
