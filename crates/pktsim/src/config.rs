@@ -4,6 +4,7 @@
 use coflowkit_shuffle::proto::{GrantOptions, Protocol, ProtocolError};
 
 use crate::preempt::Preemption;
+use crate::variation::Variation;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -71,6 +72,9 @@ pub struct SimConfig {
     /// GlobalSched with a stale all-reduce: receivers lower the value by one packet per
     /// timestep of its age (spec §13.11; docs/flash-shuffle.md).
     pub allreduce_drain: bool,
+    /// Link bandwidth variation of the switch ports (off by default). The bounds and oracles
+    /// stay at nominal capacity.
+    pub bw_variation: Variation,
 }
 
 impl SimConfig {
@@ -96,6 +100,7 @@ impl SimConfig {
             preempt: Preemption::OFF,
             allreduce_stale: 0.0,
             allreduce_drain: true,
+            bw_variation: Variation::OFF,
         }
     }
 
@@ -163,6 +168,22 @@ impl SimConfig {
                 format!(
                     "the mean preempted interval must be at least 1 timestep, got {}",
                     pr.mean_steps
+                ),
+            );
+        }
+        let v = &self.bw_variation;
+        if !(v.depth >= 0.0 && v.depth < 1.0) {
+            return bad(
+                "bw-variation",
+                format!("the depth must be in [0, 1), got {}", v.depth),
+            );
+        }
+        if v.on() && !(v.mean_steps.is_finite() && v.mean_steps >= 1.0) {
+            return bad(
+                "bw-interval-rtt",
+                format!(
+                    "the mean interval must be at least 1 timestep, got {}",
+                    v.mean_steps
                 ),
             );
         }

@@ -14,6 +14,7 @@ use crate::config::{Priorities, SimConfig, SimError};
 use crate::network::{Port, Wheel, HOST};
 use crate::preempt::NodeSchedule;
 use crate::topology::Topology;
+use crate::variation::PortVariation;
 
 /// A simulation in progress. `run` drives one to the end; tests can step it.
 pub struct Sim {
@@ -68,6 +69,8 @@ pub struct Sim {
     allreduce_pending: u64,
     allreduce_value: u64,
     allreduce_sampled: u64,
+    /// Per-port capacity variation (empty when off).
+    variation: Vec<PortVariation>,
     /// Sum over timesteps of the data queued per switch (for average occupancy).
     pub(crate) occupancy_sum: Vec<u64>,
     /// Peak data queued in one port of each class: ToR to host, ToR to core, core to ToR.
@@ -188,11 +191,20 @@ impl Sim {
             allreduce_pending: 0,
             allreduce_value: 0,
             allreduce_sampled: 0,
+            variation: Vec::new(),
             occupancy_sum: vec![0; topo.racks + 1],
             peak_port_class: [0; 3],
             topo,
             bounds,
         };
+        if cfg.bw_variation.on() {
+            for (i, pt) in sim.ports.iter_mut().enumerate() {
+                let mut v = PortVariation::new(&cfg.bw_variation, cfg.seed, i, pt.cap_milli);
+                pt.cap_milli = v.redraw(0);
+                pt.never_queues = false;
+                sim.variation.push(v);
+            }
+        }
         if cfg.grant.pro_rata_overcommit {
             let busiest = (0..n).map(|i| m.in_network(i)).max().unwrap_or(0);
             for i in 0..n {
@@ -318,6 +330,11 @@ impl Sim {
         if self.cfg.grant.global_exponent.is_some() {
             self.allreduce();
         }
+        for (pt, v) in self.ports.iter_mut().zip(&mut self.variation) {
+            if now >= v.until {
+                pt.cap_milli = v.redraw(now);
+            }
+        }
         // 1. Packets landing now.
         let landing = self.wheel.take(now);
         if !landing.is_empty() {
@@ -417,7 +434,15 @@ impl Sim {
             }
             let elapsed = now + 1 - pt.last;
             pt.last = now + 1;
-            pt.credit = (pt.credit + pt.cap_milli * elapsed).min(pt.cap_milli.max(1000));
+            // An idle port banks at most one timestep's credit. A fractional capacity keeps
+            // the part of a packet it has earned (below 1000) on top, or a port of 0.75
+            // packets per timestep would send only every other timestep.
+            let bank = if pt.cap_milli.is_multiple_of(1000) {
+                pt.cap_milli.max(1000)
+            } else {
+                pt.cap_milli + 999
+            };
+            pt.credit = (pt.credit + pt.cap_milli * elapsed).min(bank);
             while let Some(&p) = pt.data.front() {
                 if p.kind == Kind::Data {
                     if pt.credit < 1000 {

@@ -14,6 +14,7 @@ mod oracle;
 mod preempt;
 mod report;
 mod topology;
+mod variation;
 
 pub use bounds::{Bounds, Steps};
 pub use config::{LocalBytes, Placement, Priorities, SimConfig, SimError};
@@ -22,6 +23,7 @@ pub use oracle::Oracles;
 pub use preempt::{NodeSchedule, Preemption, Replay};
 pub use report::{SimReport, UtilSample};
 pub use topology::Topology;
+pub use variation::{PortVariation, Variation};
 
 use coflowkit_shuffle::matrix::PacketMatrix;
 

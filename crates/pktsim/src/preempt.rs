@@ -29,6 +29,15 @@ impl Preemption {
     }
 }
 
+/// An interval length: N(mean, mean/4) rounded, at least 1 timestep (Box-Muller; no extra
+/// crate for one normal draw).
+pub(crate) fn interval(rng: &mut ChaCha8Rng, mean: f64) -> u64 {
+    let u1: f64 = 1.0 - rng.gen::<f64>();
+    let u2: f64 = rng.gen();
+    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    (mean + mean / 4.0 * z).round().max(1.0) as u64
+}
+
 /// One node's schedule, generated lazily: `preempted` holds until `until` (exclusive).
 #[derive(Debug, Clone)]
 pub struct NodeSchedule {
@@ -61,18 +70,13 @@ impl NodeSchedule {
         s
     }
 
-    /// An interval length: N(mean, mean/4) rounded, at least 1 timestep (Box-Muller; no extra
-    /// crate for one normal draw).
     fn draw(&mut self, preempted: bool) -> u64 {
         let mean = if preempted {
             self.mean_pre
         } else {
             self.mean_run
         };
-        let u1: f64 = 1.0 - self.rng.gen::<f64>();
-        let u2: f64 = self.rng.gen();
-        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-        (mean + mean / 4.0 * z).round().max(1.0) as u64
+        interval(&mut self.rng, mean)
     }
 
     /// Whether the node is preempted in timestep `t` (calls must not go back in time).

@@ -2,7 +2,7 @@
 //! stalled-sender example, Figure 3.10's 3-vs-4 example, the per-port queue bound, and the
 //! preemption oracles as bounds on real runs.
 
-use coflowkit_pktsim::{run, Placement, Preemption, Priorities, Sim, SimConfig};
+use coflowkit_pktsim::{run, Placement, Preemption, Priorities, Sim, SimConfig, Variation};
 use coflowkit_shuffle::matrix::PacketMatrix;
 use coflowkit_shuffle::proto::node::Sender;
 use coflowkit_shuffle::proto::{GrantOptions, Unscheduled, Window};
@@ -265,4 +265,36 @@ fn a_tight_redirection_limit_can_deadlock() {
     let stuck = run(&m, &c);
     assert!(!stuck.complete);
     assert_eq!(stuck.violations, 0);
+}
+
+/// Link bandwidth variation: a lone 2000-packet message through a ToR port whose capacity is
+/// redrawn in [0.5, 1] of nominal (mean 0.75) takes about 1/0.75 as long; invariants hold.
+#[test]
+fn bandwidth_variation_slows_a_port_by_its_mean_capacity() {
+    let m = matrix(2, &[(0, 1, 2000)]);
+    for proto in ["madd", "grpf"] {
+        let mut c = cfg(1, proto);
+        let nominal = run(&m, &c);
+        c.bw_variation = Variation {
+            depth: 0.5,
+            mean_steps: 40.0,
+        };
+        let r = run(&m, &c);
+        assert!(r.complete && r.violations == 0, "{proto}");
+        let slow = r.completion_steps as f64 / nominal.completion_steps as f64;
+        assert!((slow - 4.0 / 3.0).abs() < 0.1, "{proto}: {slow}");
+    }
+}
+
+/// A fractional ToR-core capacity (3 hosts per rack at 50% core: 1.5 packets per timestep)
+/// carries 1.5 packets per timestep, not 1: the credit counter keeps the half packet.
+#[test]
+fn fractional_core_capacity_keeps_its_fraction() {
+    let m = matrix(6, &[(0, 3, 300), (1, 4, 300), (2, 5, 300)]);
+    let mut c = cfg(2, "madd");
+    c.core_fraction = 0.5;
+    let r = run(&m, &c);
+    assert!(r.complete && r.violations == 0);
+    assert_eq!(r.core_bound_steps, 600.0);
+    assert!(r.completion_steps <= 600 + 16, "{}", r.completion_steps);
 }

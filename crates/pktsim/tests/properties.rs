@@ -3,7 +3,7 @@
 //! grants never raised above the receiver's limit (the simulator audits the last two on every
 //! packet and counts violations).
 
-use coflowkit_pktsim::{Placement, Preemption, Priorities, Sim, SimConfig};
+use coflowkit_pktsim::{Placement, Preemption, Priorities, Sim, SimConfig, Variation};
 use coflowkit_shuffle::matrix::PacketMatrix;
 use coflowkit_shuffle::proto::{GrantStart, Rounding, RxBasis, Unscheduled, Window};
 use proptest::prelude::*;
@@ -61,7 +61,9 @@ prop_compose! {
             c.allreduce_drain = global != 3;
         }
         // A redirection limit can deadlock (tests/interference.rs); only the default here.
-        let _ = redirect;
+        if redirect == 2 {
+            c.bw_variation = Variation { depth: 0.5, mean_steps: mean as f64 };
+        }
         c.grant.pro_rata_overcommit = pro_rata;
         c
     }
@@ -89,6 +91,10 @@ proptest! {
         let r = coflowkit_pktsim::run(&m, &cfg);
         prop_assert_eq!(r.violations, 0);
         prop_assert!(r.optimality <= 1.0 + 1e-9, "faster than the bound: {}", r.optimality);
+        // The oracle bounds completion for every protocol and setting.
+        if let Some(o) = r.oracle_steps {
+            prop_assert!(o.bound() <= r.completion_steps, "{:?} vs {}", o, r.completion_steps);
+        }
         prop_assert!(r.messages_done.windows(2).all(|w| w[0] <= w[1]));
         if let Some(&f) = r.messages_done.last() {
             prop_assert_eq!(f, 1.0);

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use coflowkit_pktsim::{LocalBytes, Placement, Preemption, Priorities, SimConfig};
+use coflowkit_pktsim::{LocalBytes, Placement, Preemption, Priorities, SimConfig, Variation};
 use coflowkit_shuffle::proto::{
     GrantOptions, GrantStart, Policy, Protocol, Rounding, RxBasis, Unscheduled, Window,
 };
@@ -119,6 +119,13 @@ pub struct SimOpts {
     /// are N(mu, mu/4).
     #[arg(long, default_value_t = 20.0, help_heading = "Interference")]
     pub preempt_interval_rtt: f64,
+    /// Link bandwidth variation: each switch port's capacity is redrawn uniformly between
+    /// (1 - this) and 1 times nominal (0: off).
+    #[arg(long, default_value_t = 0.0, help_heading = "Interference")]
+    pub bw_variation: f64,
+    /// Mean time a port capacity holds, in intra-rack RTTs (lengths N(mu, mu/4)).
+    #[arg(long, default_value_t = 20.0, help_heading = "Interference")]
+    pub bw_interval_rtt: f64,
     /// How nodes are placed in racks.
     #[arg(long, value_enum, default_value = "random", help_heading = "Network")]
     pub placement: PlacementArg,
@@ -346,6 +353,10 @@ impl SimOpts {
             mean_steps: self.preempt_interval_rtt * 4.0 * self.hop_latency as f64,
         };
         c.allreduce_stale = stale;
+        c.bw_variation = Variation {
+            depth: self.bw_variation,
+            mean_steps: self.bw_interval_rtt * 4.0 * self.hop_latency as f64,
+        };
         c.allreduce_drain = self.stale_value == StaleArg::Drain;
         Ok(c)
     }
