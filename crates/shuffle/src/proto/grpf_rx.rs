@@ -9,7 +9,7 @@ use super::heap::{rotated, IndexedHeap};
 use super::inbox::{Arrival, Inbox};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
-use super::window::{global_threshold, threshold};
+use super::window::{global_threshold, global_window, threshold};
 
 #[derive(Debug, Clone)]
 pub struct GrpfReceiver {
@@ -103,7 +103,19 @@ impl GrpfReceiver {
         let m = &self.inbox.msgs[j];
         let rem = (m.total - m.received) as u64;
         if let (Some(n), Window::ProRata) = (self.opts.global_exponent, self.opts.window) {
-            // Eq. 3.14: eligible iff the global maximum is at most this (see `level`).
+            // Eq. 3.14: eligible iff the global maximum is at most this (see `level`). The
+            // window itself is cheaper than the root that inverts it: only parking needs it.
+            let w = global_window(
+                self.opts.rounding,
+                self.max_out,
+                rem,
+                self.rx_left,
+                self.global,
+                n,
+            );
+            if (m.out as u64) < w {
+                return Some(u64::MAX);
+            }
             return Some(global_threshold(
                 self.opts.rounding,
                 self.max_out,

@@ -64,7 +64,14 @@ pub fn global_threshold(
         Rounding::Ceil => num.saturating_sub(1) / out as u128,
     };
     let k = n + 1;
-    let mut g = (cap as f64).powf(1.0 / k as f64) as u128;
+    // A floating-point estimate (exact roots are far cheaper than powf), then exact fixes.
+    let c = cap as f64;
+    let mut g = match k {
+        2 => c.sqrt(),
+        3 => c.cbrt(),
+        4 => c.sqrt().sqrt(),
+        _ => c.powf(1.0 / k as f64),
+    } as u128;
     while g > 0 && g.checked_pow(k).is_none_or(|p| p > cap) {
         g -= 1;
     }
