@@ -75,6 +75,8 @@ pub struct Sim {
     pub(crate) occupancy_sum: Vec<u64>,
     /// Peak data queued in one port of each class: ToR to host, ToR to core, core to ToR.
     pub(crate) peak_port_class: [u64; 3],
+    /// Sum over timesteps of the data queued in each port class (same classes).
+    pub(crate) class_sum: [u64; 3],
 }
 
 impl Sim {
@@ -194,6 +196,7 @@ impl Sim {
             variation: Vec::new(),
             occupancy_sum: vec![0; topo.racks + 1],
             peak_port_class: [0; 3],
+            class_sum: [0; 3],
             topo,
             bounds,
         };
@@ -464,6 +467,7 @@ impl Sim {
                 2
             };
             self.peak_port_class[class] = self.peak_port_class[class].max(pt.queued_data);
+            self.class_sum[class] += pt.queued_data;
             if pt.data.is_empty() && pt.ctrl.is_empty() {
                 pt.active = false;
                 self.active.swap_remove(i);

@@ -47,6 +47,9 @@ pub struct SimReport {
     pub peak_tor_down_port_bytes: u64,
     pub peak_tor_up_port_bytes: u64,
     pub peak_core_port_bytes: u64,
+    /// Share of the data-time queued in ToRs that sat in ToR-to-core ports (the rest waited
+    /// in ToR-to-host ports); 0 when nothing queued.
+    pub tor_uplink_share: f64,
     pub data_packets: u64,
     /// Data packets received (all of them when `complete`).
     pub delivered_packets: u64,
@@ -148,6 +151,14 @@ impl SimReport {
             peak_tor_down_port_bytes: sim.peak_port_class[0] * pb,
             peak_tor_up_port_bytes: sim.peak_port_class[1] * pb,
             peak_core_port_bytes: sim.peak_port_class[2] * pb,
+            tor_uplink_share: {
+                let [down, up, _] = sim.class_sum;
+                if down + up > 0 {
+                    up as f64 / (down + up) as f64
+                } else {
+                    0.0
+                }
+            },
             data_packets: sim.data_total,
             delivered_packets: sim.data_done,
             total_data_bytes: bytes,

@@ -148,9 +148,10 @@ fn print_report(r: &SimReport) {
         kb(r.peak_core_port_bytes)
     );
     println!(
-        "average buffer    {:.1} KB per ToR, {:.1} KB at the core",
+        "average buffer    {:.1} KB per ToR, {:.1} KB at the core; {:.1}% of ToR queueing at uplinks",
         r.avg_tor_buffer_bytes / 1000.0,
-        r.avg_core_buffer_bytes / 1000.0
+        r.avg_core_buffer_bytes / 1000.0,
+        100.0 * r.tor_uplink_share
     );
     println!("invariant breaks  {}", r.violations);
 }
