@@ -125,11 +125,11 @@ fn figure_3_10_equal_windows_take_four_units_instead_of_three() {
     assert_eq!(equal.core_bound_steps, 3.0 * U as f64);
     let ratio = equal.completion_steps as f64 / U as f64;
     assert!((ratio - 4.0).abs() < 0.1, "equal windows: {ratio} U");
-    // Every receiver has one sender: the queueing is at ToR 0's uplink (ToR 1 sees only the
-    // odd pair of packets for one host that the core port forwards in one timestep).
+    // Every receiver has one sender: the queueing is at ToR 0's uplink (ToR 1 sees only short
+    // runs of one message's packets that the core port forwards two per timestep).
     assert!(equal.tor_uplink_share > 0.99, "{}", equal.tor_uplink_share);
     assert!(equal.peak_tor_up_port_bytes > 10 * 1500);
-    assert!(equal.peak_tor_down_port_bytes <= 2 * 1500);
+    assert!(equal.peak_tor_down_port_bytes <= 16 * 1500);
     let mut pro = base(Window::ProRata);
     pro.grant.overcommit = 3;
     pro.grant.pro_rata_overcommit = true;
