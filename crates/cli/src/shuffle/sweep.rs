@@ -191,10 +191,10 @@ pub fn run(a: SweepArgs) -> Result<()> {
                         peak_port_bytes: rep_run.peak_port_bytes,
                     });
                     if k == rep && r == 0 {
-                        // T_opt = T x throughput / bound: both divide the same bytes.
+                        // T_opt = T x throughput / bound: both divide the same bytes. The
+                        // network bound even under preemption: time axes stay comparable.
                         let ideal_s =
                             rep_run.completion_s * rep_run.throughput_gbps / rep_run.bound_gbps;
-                        // (the preemption-free optimum: utilization is shown against it)
                         out.util.push(UtilRun {
                             protocol: p.clone(),
                             skew: g.skew_packets,
