@@ -189,6 +189,8 @@ pub fn run(a: SweepArgs) -> Result<()> {
                         optimality: rep_run.optimality,
                         peak_buffer_bytes: rep_run.peak_buffer_bytes,
                         peak_port_bytes: rep_run.peak_port_bytes,
+                        peak_tor_bytes: rep_run.peak_tor_bytes,
+                        peak_core_bytes: rep_run.peak_core_bytes,
                     });
                     if k == rep && r == 0 {
                         // T_opt = T x throughput / bound: both divide the same bytes. The
