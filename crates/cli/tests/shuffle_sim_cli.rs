@@ -121,3 +121,86 @@ fn bad_input_exits_nonzero_with_a_reason() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("bad.txt"), "{}", stderr(&out));
 }
+
+#[test]
+fn preemption_and_limited_core_add_the_oracle_and_buffers() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("p.json");
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "12",
+        "--racks",
+        "1",
+        "--avg-packets",
+        "40",
+        "--preempt",
+        "0.5",
+        "--preempt-interval-rtt",
+        "5",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("oracle bound"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let oracle = v["oracle_gbps"].as_f64().unwrap();
+    let tput = v["throughput_gbps"].as_f64().unwrap();
+    assert!(oracle < v["bound_gbps"].as_f64().unwrap() && tput <= oracle);
+    assert!((tput / oracle - v["optimality"].as_f64().unwrap()).abs() < 1e-9);
+    assert!(v["max_tor_buffer_bytes"].as_u64().unwrap() > 0);
+    // Limited core with GlobalSched and core priorities: no oracle, buffers at the core.
+    let json = dir.path().join("c.json");
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "24",
+        "--racks",
+        "3",
+        "--core",
+        "0.5",
+        "--priority",
+        "core",
+        "--global-sched",
+        "stale:2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["oracle_gbps"].is_null());
+    assert!(v["peak_tor_up_port_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_interference_settings_say_which() {
+    let out = coflowkit(&["shuffle", "sim", "--nodes", "8", "--preempt", "1.5"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("preempt"), "{}", stderr(&out));
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "8",
+        "--global-sched",
+        "stale:x",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("stale:X"), "{}", stderr(&out));
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "8",
+        "--global-sched",
+        "fresh",
+        "--global-exponent",
+        "9",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("exponent"), "{}", stderr(&out));
+}

@@ -2,6 +2,9 @@
 //! Every default is argued in docs/flash-shuffle.md.
 
 use coflowkit_shuffle::proto::{GrantOptions, Protocol, ProtocolError};
+
+use crate::preempt::Preemption;
+use crate::variation::Variation;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -60,6 +63,18 @@ pub struct SimConfig {
     pub audit: bool,
     /// Give up after this many timesteps (0: 50 x the bound + 100,000).
     pub max_steps: u64,
+    /// Application preemption (off by default).
+    pub preempt: Preemption,
+    /// GlobalSched staleness X (`StaleX`): the all-reduce result arrives every
+    /// X x ceil(log2 N) x 0.5 RTT timesteps and is that old; 0 is `Fresh`. Used only when
+    /// `grant.global_exponent` is set.
+    pub allreduce_stale: f64,
+    /// GlobalSched with a stale all-reduce: receivers lower the value by one packet per
+    /// timestep of its age (spec §13.11; docs/flash-shuffle.md).
+    pub allreduce_drain: bool,
+    /// Link bandwidth variation of the switch ports (off by default). The bounds and oracles
+    /// stay at nominal capacity.
+    pub bw_variation: Variation,
 }
 
 impl SimConfig {
@@ -82,6 +97,10 @@ impl SimConfig {
             util_samples: 200,
             audit: true,
             max_steps: 0,
+            preempt: Preemption::OFF,
+            allreduce_stale: 0.0,
+            allreduce_drain: true,
+            bw_variation: Variation::OFF,
         }
     }
 
@@ -132,6 +151,58 @@ impl SimConfig {
                 "rtt-packets",
                 "RTTpackets and the overcommitment degree must be at least 1".into(),
             );
+        }
+        let pr = &self.preempt;
+        if !(pr.fraction >= 0.0 && pr.fraction < 1.0) {
+            return bad(
+                "preempt",
+                format!(
+                    "the preempted fraction must be in [0, 1), got {}",
+                    pr.fraction
+                ),
+            );
+        }
+        if pr.on() && !(pr.mean_steps.is_finite() && pr.mean_steps >= 1.0) {
+            return bad(
+                "preempt-interval-rtt",
+                format!(
+                    "the mean preempted interval must be at least 1 timestep, got {}",
+                    pr.mean_steps
+                ),
+            );
+        }
+        let v = &self.bw_variation;
+        if !(v.depth >= 0.0 && v.depth < 1.0) {
+            return bad(
+                "bw-variation",
+                format!("the depth must be in [0, 1), got {}", v.depth),
+            );
+        }
+        if v.on() && !(v.mean_steps.is_finite() && v.mean_steps >= 1.0) {
+            return bad(
+                "bw-interval-rtt",
+                format!(
+                    "the mean interval must be at least 1 timestep, got {}",
+                    v.mean_steps
+                ),
+            );
+        }
+        if !(self.allreduce_stale >= 0.0 && self.allreduce_stale.is_finite()) {
+            return bad(
+                "global-sched",
+                format!(
+                    "staleness must be a non-negative number, got {}",
+                    self.allreduce_stale
+                ),
+            );
+        }
+        if let Some(e) = self.grant.global_exponent {
+            if !(1..=4).contains(&e) {
+                return bad(
+                    "global-exponent",
+                    format!("the scale-back exponent must be in 1..=4, got {e}"),
+                );
+            }
         }
         Ok(p)
     }

@@ -12,7 +12,9 @@ use coflowkit_shuffle::proto::{Kind, Node, NodeSpec, Packet, Protocol};
 use crate::bounds::Bounds;
 use crate::config::{Priorities, SimConfig, SimError};
 use crate::network::{Port, Wheel, HOST};
+use crate::preempt::NodeSchedule;
 use crate::topology::Topology;
+use crate::variation::PortVariation;
 
 /// A simulation in progress. `run` drives one to the end; tests can step it.
 pub struct Sim {
@@ -55,6 +57,26 @@ pub struct Sim {
     idle: u64,
     idle_limit: u64,
     max_steps: u64,
+    /// Preemption schedules (empty when off) and whether each node is preempted now.
+    sched: Vec<NodeSchedule>,
+    preempted: Vec<bool>,
+    stalled: Vec<bool>,
+    pub(crate) preempted_steps: Vec<u64>,
+    /// GlobalSched's all-reduce: period in timesteps (0: every timestep) and the value in
+    /// flight (sampled at the start of the current period, delivered at its end).
+    allreduce_period: u64,
+    allreduce_next: u64,
+    allreduce_pending: u64,
+    allreduce_value: u64,
+    allreduce_sampled: u64,
+    /// Per-port capacity variation (empty when off).
+    variation: Vec<PortVariation>,
+    /// Sum over timesteps of the data queued per switch (for average occupancy).
+    pub(crate) occupancy_sum: Vec<u64>,
+    /// Peak data queued in one port of each class: ToR to host, ToR to core, core to ToR.
+    pub(crate) peak_port_class: [u64; 3],
+    /// Sum over timesteps of the data queued in each port class (same classes).
+    pub(crate) class_sum: [u64; 3],
 }
 
 impl Sim {
@@ -156,9 +178,42 @@ impl Sim {
             idle: 0,
             idle_limit: (2 * lower).max(10_000),
             max_steps,
+            sched: if cfg.preempt.on() {
+                (0..n)
+                    .map(|i| NodeSchedule::new(&cfg.preempt, cfg.seed, i))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            preempted: vec![false; n],
+            stalled: Vec::new(),
+            preempted_steps: vec![0; n],
+            allreduce_period: allreduce_period(cfg, n),
+            allreduce_next: 0,
+            allreduce_pending: 0,
+            allreduce_value: 0,
+            allreduce_sampled: 0,
+            variation: Vec::new(),
+            occupancy_sum: vec![0; topo.racks + 1],
+            peak_port_class: [0; 3],
+            class_sum: [0; 3],
             topo,
             bounds,
         };
+        if cfg.bw_variation.on() {
+            for (i, pt) in sim.ports.iter_mut().enumerate() {
+                let mut v = PortVariation::new(&cfg.bw_variation, cfg.seed, i, pt.cap_milli);
+                pt.cap_milli = v.redraw(0);
+                pt.never_queues = false;
+                sim.variation.push(v);
+            }
+        }
+        if cfg.grant.pro_rata_overcommit {
+            let busiest = (0..n).map(|i| m.in_network(i)).max().unwrap_or(0);
+            for i in 0..n {
+                sim.nodes[i].set_overcommit_share(m.in_network(i), busiest);
+            }
+        }
         for i in 0..n {
             let mut out = std::mem::take(&mut sim.scratch);
             sim.nodes[i].start(&mut out);
@@ -166,6 +221,20 @@ impl Sim {
             sim.scratch = out;
         }
         Ok(sim)
+    }
+
+    /// Stalls node `i` (preempted until un-stalled, on top of any schedule): the thesis'
+    /// stalled-sender and stalled-receiver examples.
+    pub fn stall(&mut self, i: usize, stalled: bool) {
+        if self.stalled.is_empty() {
+            self.stalled = vec![false; self.n];
+        }
+        self.stalled[i] = stalled;
+    }
+
+    /// Whether node `i` is preempted in the current timestep.
+    pub fn preempted(&self, i: usize) -> bool {
+        self.preempted[i]
     }
 
     pub fn now(&self) -> u64 {
@@ -246,6 +315,29 @@ impl Sim {
             self.lockstep_barrier();
         }
         self.done_series.push(0);
+        if !self.sched.is_empty() {
+            for (h, s) in self.sched.iter_mut().enumerate() {
+                self.preempted[h] = s.at(now);
+            }
+        }
+        if !self.stalled.is_empty() {
+            for (h, &st) in self.stalled.iter().enumerate() {
+                self.preempted[h] = st || (!self.sched.is_empty() && self.sched[h].preempted);
+            }
+        }
+        if !self.sched.is_empty() || !self.stalled.is_empty() {
+            for (c, &p) in self.preempted_steps.iter_mut().zip(&self.preempted) {
+                *c += p as u64;
+            }
+        }
+        if self.cfg.grant.global_exponent.is_some() {
+            self.allreduce();
+        }
+        for (pt, v) in self.ports.iter_mut().zip(&mut self.variation) {
+            if now >= v.until {
+                pt.cap_milli = v.redraw(now);
+            }
+        }
         // 1. Packets landing now.
         let landing = self.wheel.take(now);
         if !landing.is_empty() {
@@ -261,7 +353,10 @@ impl Sim {
                 // A host receives before it grants or sends, and its receiving depends only
                 // on what lands now: take the packet at once unless a backlog is ahead of it
                 // or the host has used its processing budget.
-                if self.rx[h].is_empty() && (p.kind != Kind::Data || self.rx_room(h)) {
+                if self.rx[h].is_empty()
+                    && !self.preempted[h]
+                    && (p.kind != Kind::Data || self.rx_room(h))
+                {
                     let mut out = std::mem::take(&mut self.scratch);
                     self.receive(h, p, &mut out);
                     if !out.is_empty() {
@@ -298,6 +393,9 @@ impl Sim {
         let mut sent = 0u32;
         let mut out = std::mem::take(&mut self.scratch);
         for h in 0..self.n {
+            if self.preempted[h] {
+                continue; // its NIC queues what lands; its logic waits
+            }
             if !self.rx[h].is_empty() {
                 self.drain_rx(h, &mut out);
             }
@@ -339,7 +437,15 @@ impl Sim {
             }
             let elapsed = now + 1 - pt.last;
             pt.last = now + 1;
-            pt.credit = (pt.credit + pt.cap_milli * elapsed).min(pt.cap_milli.max(1000));
+            // An idle port banks at most one timestep's credit. A fractional capacity keeps
+            // the part of a packet it has earned (below 1000) on top, or a port of 0.75
+            // packets per timestep would send only every other timestep.
+            let bank = if pt.cap_milli.is_multiple_of(1000) {
+                pt.cap_milli.max(1000)
+            } else {
+                pt.cap_milli + 999
+            };
+            pt.credit = (pt.credit + pt.cap_milli * elapsed).min(bank);
             while let Some(&p) = pt.data.front() {
                 if p.kind == Kind::Data {
                     if pt.credit < 1000 {
@@ -353,6 +459,15 @@ impl Sim {
                 self.wheel.send(now, pt.next, p);
             }
             self.peak_port = self.peak_port.max(pt.queued_data);
+            let class = if port < self.n {
+                0
+            } else if port < self.n + self.topo.racks {
+                1
+            } else {
+                2
+            };
+            self.peak_port_class[class] = self.peak_port_class[class].max(pt.queued_data);
+            self.class_sum[class] += pt.queued_data;
             if pt.data.is_empty() && pt.ctrl.is_empty() {
                 pt.active = false;
                 self.active.swap_remove(i);
@@ -360,11 +475,50 @@ impl Sim {
                 i += 1;
             }
         }
-        for (peak, &occ) in self.peak_switch.iter_mut().zip(&self.occupancy) {
+        for ((peak, sum), &occ) in self
+            .peak_switch
+            .iter_mut()
+            .zip(&mut self.occupancy_sum)
+            .zip(&self.occupancy)
+        {
             *peak = (*peak).max(occ);
+            *sum += occ;
         }
         self.idle = if moved { 0 } else { self.idle + 1 };
         self.now += 1;
+    }
+
+    /// GlobalSched's all-reduce of the receivers' remaining packets (Eq. 3.14's max_r
+    /// total_rem): every `allreduce_period` timesteps the value sampled one period earlier
+    /// reaches every receiver (a period of 0 is `Fresh`: the current value, every timestep).
+    fn allreduce(&mut self) {
+        if self.now >= self.allreduce_next {
+            let current = (0..self.n)
+                .map(|h| self.nodes[h].rx_remaining())
+                .max()
+                .unwrap_or(0);
+            if self.allreduce_period == 0 {
+                self.allreduce_value = current;
+                self.allreduce_sampled = self.now;
+            } else {
+                self.allreduce_value = std::mem::replace(&mut self.allreduce_pending, current);
+                self.allreduce_sampled = self.now.saturating_sub(self.allreduce_period);
+            }
+            self.allreduce_next = self.now + self.allreduce_period.max(1);
+        } else if !self.cfg.allreduce_drain {
+            return;
+        }
+        // With `allreduce_drain`, a receiver ages the value by one packet per timestep since
+        // it was sampled: no receiver's backlog falls faster than its link delivers.
+        let value = if self.cfg.allreduce_drain {
+            self.allreduce_value
+                .saturating_sub(self.now - self.allreduce_sampled.min(self.now))
+        } else {
+            self.allreduce_value
+        };
+        for node in &mut self.nodes {
+            node.set_global_max(value);
+        }
     }
 
     /// Whether host `h` may process another data packet this timestep.
@@ -441,4 +595,11 @@ impl Sim {
             }
         }
     }
+}
+
+/// Timesteps between all-reduce results: X x ceil(log2 N) x 0.5 RTT for `StaleX` (thesis
+/// §6.3.1; RTT = RTTpackets timesteps), 0 for `Fresh`.
+fn allreduce_period(cfg: &SimConfig, n: usize) -> u64 {
+    let levels = (n as f64).log2().ceil();
+    (cfg.allreduce_stale * levels * 0.5 * cfg.grant.rtt_packets as f64).round() as u64
 }

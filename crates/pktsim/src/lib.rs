@@ -10,14 +10,20 @@ mod bounds;
 mod config;
 mod engine;
 mod network;
+mod oracle;
+mod preempt;
 mod report;
 mod topology;
+mod variation;
 
 pub use bounds::{Bounds, Steps};
 pub use config::{LocalBytes, Placement, Priorities, SimConfig, SimError};
 pub use engine::Sim;
+pub use oracle::Oracles;
+pub use preempt::{NodeSchedule, Preemption, Replay};
 pub use report::{SimReport, UtilSample};
 pub use topology::Topology;
+pub use variation::{PortVariation, Variation};
 
 use coflowkit_shuffle::matrix::PacketMatrix;
 

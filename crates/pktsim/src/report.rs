@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::LocalBytes;
 use crate::engine::Sim;
+use crate::oracle::Oracles;
 
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,13 @@ pub struct SimReport {
     pub throughput_gbps: f64,
     /// Throughput if the shuffle took exactly the lower bound (no latency).
     pub bound_gbps: f64,
+    /// Under preemption: the throughput if the shuffle took exactly the greatest of the three
+    /// preemption oracles (and the network bounds); `optimality` is then against it.
+    pub oracle_gbps: Option<f64>,
+    /// The preemption oracles in timesteps (per sender, per receiver, per message).
+    pub oracle_steps: Option<Oracles>,
+    /// Measured fraction of node-timesteps spent preempted (until the end of the run).
+    pub preempted_fraction: f64,
     pub optimality: f64,
     /// Lower bounds in timesteps: the most loaded host link, the most loaded ToR-core link.
     pub ideal_bound_steps: f64,
@@ -29,6 +37,19 @@ pub struct SimReport {
     pub peak_port_bytes: u64,
     pub peak_tor_bytes: u64,
     pub peak_core_bytes: u64,
+    /// The worst ToR's peak (= `peak_tor_bytes`; the name of issue 4's contract).
+    pub max_tor_buffer_bytes: u64,
+    /// Time-average data bytes queued in one ToR (mean over ToRs) and in the core switch.
+    pub avg_tor_buffer_bytes: f64,
+    pub avg_core_buffer_bytes: f64,
+    /// Peak data bytes queued in one output port, by kind: ToR to host, ToR to core, core to
+    /// ToR.
+    pub peak_tor_down_port_bytes: u64,
+    pub peak_tor_up_port_bytes: u64,
+    pub peak_core_port_bytes: u64,
+    /// Share of the data-time queued in ToRs that sat in ToR-to-core ports (the rest waited
+    /// in ToR-to-host ports); 0 when nothing queued.
+    pub tor_uplink_share: f64,
     pub data_packets: u64,
     /// Data packets received (all of them when `complete`).
     pub delivered_packets: u64,
@@ -83,6 +104,17 @@ impl SimReport {
         let lower = sim.bounds.lower().value();
         let throughput = if complete { gbps(steps as f64) } else { 0.0 };
         let bound = gbps(lower);
+        let oracles = Oracles::compute(m, &cfg.preempt, cfg.seed, cfg.rx_rate, lower.ceil() as u64);
+        let oracle = oracles.map(|o| gbps((o.bound() as f64).max(lower)));
+        let target = oracle.unwrap_or(bound);
+        let run_steps = sim.now().max(1) as f64;
+        let preempted_fraction =
+            sim.preempted_steps.iter().sum::<u64>() as f64 / (n as f64 * run_steps);
+        let racks = sim.topo.racks;
+        let avg_tor = sim.occupancy_sum[..racks].iter().sum::<u64>() as f64
+            / (racks as f64 * run_steps)
+            * pb as f64;
+        let avg_core = sim.occupancy_sum[racks] as f64 / run_steps * pb as f64;
         let errors: u64 = (0..n).map(|i| sim.node(i).inbox().errors).sum();
         let peak_tor = sim.peak_switch[..sim.topo.racks]
             .iter()
@@ -99,13 +131,34 @@ impl SimReport {
             completion_steps: steps,
             throughput_gbps: throughput,
             bound_gbps: bound,
-            optimality: if bound > 0.0 { throughput / bound } else { 0.0 },
+            oracle_gbps: oracle,
+            oracle_steps: oracles,
+            preempted_fraction,
+            optimality: if target > 0.0 {
+                throughput / target
+            } else {
+                0.0
+            },
             ideal_bound_steps: sim.bounds.ideal.value(),
             core_bound_steps: sim.bounds.core.value(),
             peak_buffer_bytes: peak_tor.max(peak_core) * pb,
             peak_port_bytes: sim.peak_port * pb,
             peak_tor_bytes: peak_tor * pb,
             peak_core_bytes: peak_core * pb,
+            max_tor_buffer_bytes: peak_tor * pb,
+            avg_tor_buffer_bytes: avg_tor,
+            avg_core_buffer_bytes: avg_core,
+            peak_tor_down_port_bytes: sim.peak_port_class[0] * pb,
+            peak_tor_up_port_bytes: sim.peak_port_class[1] * pb,
+            peak_core_port_bytes: sim.peak_port_class[2] * pb,
+            tor_uplink_share: {
+                let [down, up, _] = sim.class_sum;
+                if down + up > 0 {
+                    up as f64 / (down + up) as f64
+                } else {
+                    0.0
+                }
+            },
             data_packets: sim.data_total,
             delivered_packets: sim.data_done,
             total_data_bytes: bytes,

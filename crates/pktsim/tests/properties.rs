@@ -3,7 +3,7 @@
 //! grants never raised above the receiver's limit (the simulator audits the last two on every
 //! packet and counts violations).
 
-use coflowkit_pktsim::{Placement, Priorities, Sim, SimConfig};
+use coflowkit_pktsim::{Placement, Preemption, Priorities, Sim, SimConfig, Variation};
 use coflowkit_shuffle::matrix::PacketMatrix;
 use coflowkit_shuffle::proto::{GrantStart, Rounding, RxBasis, Unscheduled, Window};
 use proptest::prelude::*;
@@ -34,7 +34,9 @@ prop_compose! {
         ceil in any::<bool>(), randomize in any::<bool>(), unsched in 0u8..3, budget in 0u32..12,
         granted in any::<bool>(), first in any::<bool>(), announce in any::<bool>(),
         prio in 0u8..3, half_core in any::<bool>(), rx_rate in 1u32..3,
+        interference in (0u8..3, 1u32..40, 0u8..4, 0u32..3, 0u8..3, any::<bool>()),
     ) -> SimConfig {
+        let (preempt, mean, global, stale, redirect, pro_rata) = interference;
         let mut c = SimConfig::new(racks, PROTOCOLS[p], seed);
         c.placement = Placement::Random;
         c.grant.overcommit = overcommit;
@@ -50,6 +52,19 @@ prop_compose! {
         c.priorities = match prio { 0 => Priorities::None, 1 => Priorities::Edge, _ => Priorities::All };
         c.core_fraction = if half_core { 0.5 } else { 1.0 };
         c.rx_rate = rx_rate;
+        if preempt > 0 {
+            c.preempt = Preemption { fraction: 0.25 * preempt as f64, mean_steps: mean as f64 };
+        }
+        if global > 0 {
+            c.grant.global_exponent = Some(global as u32);
+            c.allreduce_stale = stale as f64;
+            c.allreduce_drain = global != 3;
+        }
+        // A redirection limit can deadlock (tests/interference.rs); only the default here.
+        if redirect == 2 {
+            c.bw_variation = Variation { depth: 0.5, mean_steps: mean as f64 };
+        }
+        c.grant.pro_rata_overcommit = pro_rata;
         c
     }
 }
@@ -62,7 +77,7 @@ proptest! {
         prop_assume!(cfg.racks <= m.n);
         let mut sim = Sim::new(&m, &cfg).unwrap();
         sim.run_to_end();
-        prop_assert!(sim.finished(), "{} stalled at t={}", cfg.protocol, sim.now());
+        prop_assert!(sim.finished(), "{} stalled at t={}: {:?}", cfg.protocol, sim.now(), cfg);
         let n = m.n;
         for dst in 0..n {
             let inbox = sim.node(dst).inbox();
@@ -76,6 +91,10 @@ proptest! {
         let r = coflowkit_pktsim::run(&m, &cfg);
         prop_assert_eq!(r.violations, 0);
         prop_assert!(r.optimality <= 1.0 + 1e-9, "faster than the bound: {}", r.optimality);
+        // The oracle bounds completion for every protocol and setting.
+        if let Some(o) = r.oracle_steps {
+            prop_assert!(o.bound() <= r.completion_steps, "{:?} vs {}", o, r.completion_steps);
+        }
         prop_assert!(r.messages_done.windows(2).all(|w| w[0] <= w[1]));
         if let Some(&f) = r.messages_done.last() {
             prop_assert_eq!(f, 1.0);

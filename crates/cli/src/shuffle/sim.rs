@@ -123,6 +123,16 @@ fn print_report(r: &SimReport) {
         "bound             {:.3} Gbps (host {:.0}, core {:.0} timesteps)",
         r.bound_gbps, r.ideal_bound_steps, r.core_bound_steps
     );
+    if let (Some(g), Some(o)) = (r.oracle_gbps, r.oracle_steps) {
+        println!(
+            "oracle bound      {:.3} Gbps (sender {}, receiver {}, message {} timesteps; preempted {:.1}% of the time)",
+            g,
+            o.sender,
+            o.receiver,
+            o.message,
+            100.0 * r.preempted_fraction
+        );
+    }
     println!("optimality        {:.4}", r.optimality);
     println!(
         "peak buffer       {:.1} KB in one switch (ToR {:.1} KB, core {:.1} KB); {:.1} KB in one port",
@@ -130,6 +140,18 @@ fn print_report(r: &SimReport) {
         kb(r.peak_tor_bytes),
         kb(r.peak_core_bytes),
         kb(r.peak_port_bytes)
+    );
+    println!(
+        "port peaks        ToR->host {:.1} KB, ToR->core {:.1} KB, core->ToR {:.1} KB",
+        kb(r.peak_tor_down_port_bytes),
+        kb(r.peak_tor_up_port_bytes),
+        kb(r.peak_core_port_bytes)
+    );
+    println!(
+        "average buffer    {:.1} KB per ToR, {:.1} KB at the core; {:.1}% of ToR queueing at uplinks",
+        r.avg_tor_buffer_bytes / 1000.0,
+        r.avg_core_buffer_bytes / 1000.0,
+        100.0 * r.tor_uplink_share
     );
     println!("invariant breaks  {}", r.violations);
 }

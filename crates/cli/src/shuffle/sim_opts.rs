@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use coflowkit_pktsim::{LocalBytes, Placement, Priorities, SimConfig};
+use coflowkit_pktsim::{LocalBytes, Placement, Preemption, Priorities, SimConfig, Variation};
 use coflowkit_shuffle::proto::{
     GrantOptions, GrantStart, Policy, Protocol, Rounding, RxBasis, Unscheduled, Window,
 };
@@ -16,6 +16,7 @@ pub enum PrioArg {
     /// ToR ports facing hosts (Prio@Edge).
     Edge,
     /// Every switch port (Prio@Core).
+    #[value(alias = "core")]
     All,
 }
 
@@ -69,6 +70,12 @@ pub enum AnnounceArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StaleArg {
+    Drain,
+    Raw,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlacementArg {
     Random,
     Block,
@@ -103,8 +110,22 @@ pub struct SimOpts {
     #[arg(long, default_value_t = 3, help_heading = "Network")]
     pub rx_rate: u32,
     /// Switch ports that send control packets ahead of data [default: edge; none with --baseline].
-    #[arg(long, value_enum, help_heading = "Network")]
+    #[arg(long, visible_alias = "priority", value_enum, help_heading = "Network")]
     pub priorities: Option<PrioArg>,
+    /// Application preemption: the fraction of time each node is preempted (0: off).
+    #[arg(long, default_value_t = 0.0, help_heading = "Interference")]
+    pub preempt: f64,
+    /// Mean preempted interval in intra-rack RTTs (4 hops, 8 timesteps by default); lengths
+    /// are N(mu, mu/4).
+    #[arg(long, default_value_t = 20.0, help_heading = "Interference")]
+    pub preempt_interval_rtt: f64,
+    /// Link bandwidth variation: each switch port's capacity is redrawn uniformly between
+    /// (1 - this) and 1 times nominal (0: off).
+    #[arg(long, default_value_t = 0.0, help_heading = "Interference")]
+    pub bw_variation: f64,
+    /// Mean time a port capacity holds, in intra-rack RTTs (lengths N(mu, mu/4)).
+    #[arg(long, default_value_t = 20.0, help_heading = "Interference")]
+    pub bw_interval_rtt: f64,
     /// How nodes are placed in racks.
     #[arg(long, value_enum, default_value = "random", help_heading = "Network")]
     pub placement: PlacementArg,
@@ -155,6 +176,26 @@ pub struct SimOpts {
     /// the others announce themselves with their first unscheduled packet) [default: all].
     #[arg(long, value_enum, help_heading = "Protocol")]
     pub announce: Option<AnnounceArg>,
+    /// Bandwidth redirection limit in RTTpackets (a sender sends a granted packet only if it
+    /// is at most this many RTTpackets past the first unsent packet of its GRPF schedule)
+    /// [default: unlimited].
+    #[arg(long, help_heading = "Protocol")]
+    pub redirect_limit_rtt: Option<u32>,
+    /// Pro rata overcommitment (Eq. 3.11): scale each receiver's max outstanding grants by
+    /// its incoming data over the busiest receiver's.
+    #[arg(long, help_heading = "Protocol")]
+    pub pro_rata_overcommit: bool,
+    /// GlobalSched (Eq. 3.14): off, fresh (instantaneous all-reduce) or stale:X (the
+    /// all-reduce takes X x ceil(log2 N) x 0.5 RTT).
+    #[arg(long, default_value = "off", value_parser = parse_global, help_heading = "Protocol")]
+    pub global_sched: GlobalArg,
+    /// How a receiver uses a stale all-reduce value: drain (lower it by one packet per
+    /// timestep of its age: no backlog drains faster than a link) or raw (as is).
+    #[arg(long, value_enum, default_value = "drain", help_heading = "Protocol")]
+    pub stale_value: StaleArg,
+    /// GlobalSched's scale-back exponent n (the thesis evaluated 2).
+    #[arg(long, default_value_t = 2, help_heading = "Protocol")]
+    pub global_exponent: u32,
     /// Lockstep: timesteps a barrier costs beyond noticing the step is done.
     #[arg(long, default_value_t = 0, help_heading = "Protocol")]
     pub barrier_steps: u32,
@@ -168,6 +209,26 @@ pub struct SimOpts {
     /// Give up after this many timesteps [default: 50 x the bound + 100000].
     #[arg(long, help_heading = "Output")]
     pub max_steps: Option<u64>,
+}
+
+/// `--global-sched`: off, or the staleness X (0 = fresh).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GlobalArg {
+    Off,
+    Stale(f64),
+}
+
+fn parse_global(s: &str) -> Result<GlobalArg, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "off" | "none" => Ok(GlobalArg::Off),
+        "fresh" => Ok(GlobalArg::Stale(0.0)),
+        other => match other.strip_prefix("stale:").map(str::parse::<f64>) {
+            Some(Ok(x)) if x >= 0.0 && x.is_finite() => Ok(GlobalArg::Stale(x)),
+            _ => Err(format!(
+                "`{s}`: expected off, fresh or stale:X with X a non-negative number (stale:1)"
+            )),
+        },
+    }
 }
 
 impl SimOpts {
@@ -248,8 +309,18 @@ impl SimOpts {
         if let Some(a) = self.announce {
             g.announce_all = a == AnnounceArg::All;
         }
+        g.pro_rata_overcommit = self.pro_rata_overcommit;
+        g.redirect_limit = self.redirect_limit_rtt.map(|x| x.saturating_mul(rtt));
+        let mut stale = 0.0;
+        if let GlobalArg::Stale(x) = self.global_sched {
+            g.global_exponent = Some(self.global_exponent);
+            stale = x;
+        }
+        // GlobalSched is Prio@Core plus Eq. 3.14 (thesis §6.3.1).
         let default_prio = if self.baseline {
             PrioArg::None
+        } else if self.global_sched != GlobalArg::Off {
+            PrioArg::All
         } else {
             PrioArg::Edge
         };
@@ -277,6 +348,16 @@ impl SimOpts {
         c.util_samples = self.util_samples;
         c.audit = !self.no_audit;
         c.max_steps = self.max_steps.unwrap_or(0);
+        c.preempt = Preemption {
+            fraction: self.preempt,
+            mean_steps: self.preempt_interval_rtt * 4.0 * self.hop_latency as f64,
+        };
+        c.allreduce_stale = stale;
+        c.bw_variation = Variation {
+            depth: self.bw_variation,
+            mean_steps: self.bw_interval_rtt * 4.0 * self.hop_latency as f64,
+        };
+        c.allreduce_drain = self.stale_value == StaleArg::Drain;
         Ok(c)
     }
 }

@@ -184,12 +184,17 @@ pub fn run(a: SweepArgs) -> Result<()> {
                         seed: s.seed,
                         completion_s: rep_run.completion_s,
                         throughput_gbps: rep_run.throughput_gbps,
-                        bound_gbps: rep_run.bound_gbps,
+                        // Under preemption the bound is the oracle (optimality is against it).
+                        bound_gbps: rep_run.oracle_gbps.unwrap_or(rep_run.bound_gbps),
                         optimality: rep_run.optimality,
                         peak_buffer_bytes: rep_run.peak_buffer_bytes,
+                        peak_port_bytes: rep_run.peak_port_bytes,
+                        peak_tor_bytes: rep_run.peak_tor_bytes,
+                        peak_core_bytes: rep_run.peak_core_bytes,
                     });
                     if k == rep && r == 0 {
-                        // T_opt = T x throughput / bound: both divide the same bytes.
+                        // T_opt = T x throughput / bound: both divide the same bytes. The
+                        // network bound even under preemption: time axes stay comparable.
                         let ideal_s =
                             rep_run.completion_s * rep_run.throughput_gbps / rep_run.bound_gbps;
                         out.util.push(UtilRun {

@@ -19,14 +19,19 @@ pub struct Row {
     pub bound_gbps: f64,
     pub optimality: f64,
     pub peak_buffer_bytes: u64,
+    /// Peak data bytes in one switch output port.
+    pub peak_port_bytes: u64,
+    /// Peak data bytes in the worst ToR, and in the core switch.
+    pub peak_tor_bytes: u64,
+    pub peak_core_bytes: u64,
 }
 
-pub const HEADER: &str = "protocol,skew_target,skew,run,seed,completion_s,throughput_gbps,bound_gbps,optimality,peak_buffer_bytes";
+pub const HEADER: &str = "protocol,skew_target,skew,run,seed,completion_s,throughput_gbps,bound_gbps,optimality,peak_buffer_bytes,peak_port_bytes,peak_tor_bytes,peak_core_bytes";
 
 impl Row {
     pub fn csv(&self) -> String {
         format!(
-            "{},{},{:.6},{},{},{:.9},{:.6},{:.6},{:.6},{}",
+            "{},{},{:.6},{},{},{:.9},{:.6},{:.6},{:.6},{},{},{},{}",
             self.protocol,
             self.skew_target,
             self.skew,
@@ -36,7 +41,10 @@ impl Row {
             self.throughput_gbps,
             self.bound_gbps,
             self.optimality,
-            self.peak_buffer_bytes
+            self.peak_buffer_bytes,
+            self.peak_port_bytes,
+            self.peak_tor_bytes,
+            self.peak_core_bytes
         )
     }
 }
@@ -170,6 +178,9 @@ pub(crate) mod tests {
                         bound_gbps: 25.0,
                         optimality: tput / 25.0,
                         peak_buffer_bytes: 1500 * run as u64,
+                        peak_port_bytes: 1500 * run as u64,
+                        peak_tor_bytes: 1500 * run as u64,
+                        peak_core_bytes: 0,
                     });
                 }
             }

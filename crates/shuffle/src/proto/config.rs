@@ -82,6 +82,18 @@ pub struct GrantOptions {
     /// Announce every message at time 0 (an empty DATA packet with its size), not only the
     /// messages without unscheduled packets (spec §13.8; see docs/flash-shuffle.md).
     pub announce_all: bool,
+    /// GlobalSched (thesis §3.1.7, Eq. 3.14): with `Some(n)`, the pro rata window becomes
+    /// `max_out x msg_rem / G x (rx_rem / G)^n` with G the all-reduced maximum of the
+    /// receivers' remaining packets (the thesis evaluated n = 2). `None`: Eq. 3.8.
+    pub global_exponent: Option<u32>,
+    /// Bandwidth redirection limit (thesis §6.2.2): a sender sends a granted packet only if
+    /// it is at most this many entries after the first unsent packet of its GRPF packet
+    /// schedule. `None`: unlimited (the default protocol).
+    pub redirect_limit: Option<u32>,
+    /// Pro rata overcommitment (Eq. 3.11): a receiver's `max_out_grants` (and so its windows)
+    /// scaled by its total incoming packets over the largest receiver's, learned out of band
+    /// (`Node::set_overcommit_share`). Off by default, as in the evaluated GRPF.
+    pub pro_rata_overcommit: bool,
 }
 
 impl Default for GrantOptions {
@@ -99,6 +111,9 @@ impl Default for GrantOptions {
             rx_basis: RxBasis::Received,
             start: GrantStart::AllSenders,
             announce_all: true,
+            global_exponent: None,
+            redirect_limit: None,
+            pro_rata_overcommit: false,
         }
     }
 }

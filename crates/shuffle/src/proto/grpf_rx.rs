@@ -3,12 +3,13 @@
 //! policy, where eligible means below its window. Messages at their window wait in a second
 //! heap keyed by the backlog at which their window grows (see `window::threshold`).
 
+use super::config::Window;
 use super::config::{GrantOptions, GrantStart, RxBasis};
 use super::heap::{rotated, IndexedHeap};
 use super::inbox::{Arrival, Inbox};
 use super::packet::{Kind, Packet};
 use super::priority::packet_priority;
-use super::window::threshold;
+use super::window::{global_threshold, global_window, threshold};
 
 #[derive(Debug, Clone)]
 pub struct GrpfReceiver {
@@ -21,6 +22,8 @@ pub struct GrpfReceiver {
     total_out: u64,
     /// Packets still to receive over the messages heard of (`rx_pkts_left`).
     rx_left: u64,
+    /// GlobalSched: the last all-reduced maximum of the receivers' `rx_left`.
+    global: u64,
 }
 
 impl GrpfReceiver {
@@ -34,6 +37,37 @@ impl GrpfReceiver {
             blocked: IndexedHeap::new(n),
             total_out: 0,
             rx_left: 0,
+            global: 0,
+        }
+    }
+
+    /// Pro rata overcommitment (Eq. 3.11): this receiver has `own` packets to receive in all,
+    /// the busiest receiver `max`. Call before any packet arrives.
+    pub fn set_overcommit_share(&mut self, own: u64, max: u64) {
+        if self.opts.pro_rata_overcommit && max > 0 {
+            self.max_out = (self.opts.max_out_grants() * own / max).max(1);
+        }
+    }
+
+    /// Packets still to receive over the messages heard of (what GlobalSched all-reduces).
+    pub fn remaining(&self) -> u64 {
+        self.rx_left
+    }
+
+    /// GlobalSched: a new all-reduced maximum of the receivers' remaining packets. Messages
+    /// parked at their window wake in `poll_grants` once the maximum falls to their key.
+    pub fn set_global_max(&mut self, g: u64) {
+        if self.opts.global_exponent.is_some() {
+            self.global = g;
+        }
+    }
+
+    /// What thresholds are compared with: the backlog (Eq. 3.8), or with GlobalSched the
+    /// global maximum as this receiver sees it (never below its own backlog).
+    fn level(&self) -> u64 {
+        match (self.opts.global_exponent, self.opts.window) {
+            (Some(_), Window::ProRata) => self.global.max(self.rx_left),
+            _ => self.rx_left,
         }
     }
 
@@ -68,6 +102,29 @@ impl GrpfReceiver {
     fn threshold(&self, j: usize) -> Option<u64> {
         let m = &self.inbox.msgs[j];
         let rem = (m.total - m.received) as u64;
+        if let (Some(n), Window::ProRata) = (self.opts.global_exponent, self.opts.window) {
+            // Eq. 3.14: eligible iff the global maximum is at most this (see `level`). The
+            // window itself is cheaper than the root that inverts it: only parking needs it.
+            let w = global_window(
+                self.opts.rounding,
+                self.max_out,
+                rem,
+                self.rx_left,
+                self.global,
+                n,
+            );
+            if (m.out as u64) < w {
+                return Some(u64::MAX);
+            }
+            return Some(global_threshold(
+                self.opts.rounding,
+                self.max_out,
+                rem,
+                self.rx_left,
+                m.out as u64,
+                n,
+            ));
+        }
         threshold(
             self.opts.window,
             self.opts.rounding,
@@ -98,7 +155,7 @@ impl GrpfReceiver {
             return;
         }
         match self.threshold(j) {
-            Some(t) if self.rx_left <= t => {
+            Some(t) if self.level() <= t => {
                 self.eligible.set_tie(
                     j,
                     self.priority(j),
@@ -122,7 +179,7 @@ impl GrpfReceiver {
         }
         while self.total_out < self.max_out {
             while let Some((j, t)) = self.blocked.peek() {
-                if self.rx_left > t {
+                if self.level() > t {
                     break;
                 }
                 self.blocked.remove(j);
@@ -133,7 +190,7 @@ impl GrpfReceiver {
             };
             // rx_left grows when a new message is heard of, which can shrink windows.
             match self.threshold(j) {
-                Some(t) if self.rx_left <= t => {}
+                Some(t) if self.level() <= t => {}
                 _ => {
                     self.place(j);
                     continue;
@@ -145,7 +202,7 @@ impl GrpfReceiver {
             self.total_out += 1;
             out.push(Packet::control(Kind::Grant, self.inbox.id, j, m.granted));
             // With priorities from packets received, a grant changes only eligibility.
-            let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.rx_left <= t);
+            let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.level() <= t);
             if !(still && self.opts.rx_basis == RxBasis::Received) {
                 self.place(j);
             }

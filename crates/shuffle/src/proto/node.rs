@@ -65,15 +65,18 @@ impl Node {
         let g = s.grant;
         let (sender, receiver) = match *s.protocol {
             Protocol::Grant(policy) => (
-                Sender::Grant(GrantSender::new(
-                    s.id,
-                    s.out_sizes,
-                    &seeds,
-                    SendOrder::Policy(policy),
-                    g.randomize,
-                    g.unscheduled,
-                    g.unsched_budget,
-                )),
+                Sender::Grant(
+                    GrantSender::new(
+                        s.id,
+                        s.out_sizes,
+                        &seeds,
+                        SendOrder::Policy(policy),
+                        g.randomize,
+                        g.unscheduled,
+                        g.unsched_budget,
+                    )
+                    .with_redirect_limit(g.redirect_limit),
+                ),
                 Receiver::Grpf(GrpfReceiver::new(
                     s.id,
                     n,
@@ -207,6 +210,29 @@ impl Node {
             Receiver::Grpf(r) => &r.inbox,
             Receiver::Hadoop(r) => &r.inbox,
             Receiver::Sink(b) => b,
+        }
+    }
+
+    /// Packets the receiving half still expects (GlobalSched's all-reduce input; 0 for
+    /// receivers without grants).
+    pub fn rx_remaining(&self) -> u64 {
+        match &self.receiver {
+            Receiver::Grpf(r) => r.remaining(),
+            _ => 0,
+        }
+    }
+
+    /// Pro rata overcommitment: this node's and the busiest receiver's incoming packets.
+    pub fn set_overcommit_share(&mut self, own: u64, max: u64) {
+        if let Receiver::Grpf(r) = &mut self.receiver {
+            r.set_overcommit_share(own, max);
+        }
+    }
+
+    /// GlobalSched: the all-reduced maximum of `rx_remaining` over all receivers.
+    pub fn set_global_max(&mut self, g: u64) {
+        if let Receiver::Grpf(r) = &mut self.receiver {
+            r.set_global_max(g);
         }
     }
 

@@ -42,6 +42,19 @@ pub struct GrantSender {
     msgs: Vec<OutMsg>,
     ready: IndexedHeap,
     unacked: u32,
+    /// Bandwidth redirection limit (None: unlimited).
+    redirect: Option<Redirect>,
+}
+
+/// What a redirection limit needs: each packet's position in the sender's packet schedule
+/// (packet k of message j at `pos[first[j] + k]`) and the messages with unsent packets,
+/// ranked like `ready` but regardless of grants (its top holds the first unsent packet).
+#[derive(Debug, Clone)]
+struct Redirect {
+    limit: u32,
+    first: Vec<u32>,
+    pos: Vec<u32>,
+    unsent: IndexedHeap,
 }
 
 impl GrantSender {
@@ -74,6 +87,7 @@ impl GrantSender {
             msgs,
             ready: IndexedHeap::new(n),
             unacked,
+            redirect: None,
         };
         s.set_unscheduled(unscheduled, budget);
         for j in 0..n {
@@ -81,6 +95,52 @@ impl GrantSender {
             s.reschedule(j);
         }
         s
+    }
+
+    /// Limits bandwidth redirection to `limit` schedule entries past the first unsent packet
+    /// (thesis §6.2.2). Only for policy send orders; `None` leaves redirection unlimited.
+    pub fn with_redirect_limit(mut self, limit: Option<u32>) -> Self {
+        let (Some(limit), SendOrder::Policy(p)) = (limit, self.order) else {
+            return self;
+        };
+        let n = self.msgs.len();
+        let mut first = vec![0u32; n + 1];
+        for j in 0..n {
+            first[j + 1] = first[j] + self.msgs[j].total;
+        }
+        // The schedule is the merge of the messages' packets by priority, with the tie order
+        // of `ready`: exactly the order `poll_send` would follow with every packet granted.
+        let mut pos = vec![0u32; first[n] as usize];
+        let mut h = IndexedHeap::new(n);
+        let mut next = vec![0u32; n];
+        let key = |s: &Self, j: usize, k: u32| {
+            let m = &s.msgs[j];
+            packet_priority(p, m.total, k, m.seed, s.randomize)
+        };
+        for j in 0..n {
+            if self.msgs[j].total > 0 {
+                h.set_tie(j, key(&self, j, 0), rotated(self.id, j, n));
+            }
+        }
+        let mut at = 0u32;
+        while let Some(j) = h.pop() {
+            pos[(first[j] + next[j]) as usize] = at;
+            at += 1;
+            next[j] += 1;
+            if next[j] < self.msgs[j].total {
+                h.set_tie(j, key(&self, j, next[j]), rotated(self.id, j, n));
+            }
+        }
+        self.redirect = Some(Redirect {
+            limit,
+            first,
+            pos,
+            unsent: IndexedHeap::new(n),
+        });
+        for j in 0..n {
+            self.reschedule(j);
+        }
+        self
     }
 
     /// Every packet unscheduled: senders that never wait for grants.
@@ -129,6 +189,15 @@ impl GrantSender {
 
     fn reschedule(&mut self, j: usize) {
         let m = &self.msgs[j];
+        if let (Some(r), SendOrder::Policy(p)) = (&mut self.redirect, self.order) {
+            if m.sent < m.total {
+                let prio = packet_priority(p, m.total, m.sent, m.seed, self.randomize);
+                r.unsent
+                    .set_tie(j, prio, rotated(self.id, j, self.msgs.len()));
+            } else {
+                r.unsent.remove(j);
+            }
+        }
         if m.sent >= m.allowed || m.sent >= m.total {
             self.ready.remove(j);
             return;
@@ -183,6 +252,13 @@ impl GrantSender {
     /// The next data packet, if any message may send (one call per free uplink slot).
     pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
         let (j, _) = self.ready.peek()?;
+        if let Some(r) = &self.redirect {
+            let (u, _) = r.unsent.peek()?;
+            let at = |i: usize| r.pos[(r.first[i] + self.msgs[i].sent) as usize];
+            if at(j) - at(u) > r.limit {
+                return None; // the first granted packet is too deep in the schedule
+            }
+        }
         let m = &mut self.msgs[j];
         let p = Packet {
             kind: Kind::Data,
@@ -280,6 +356,36 @@ mod tests {
             8,
         );
         assert_eq!((s.progress(1).1, s.progress(2).1), (8, 8));
+    }
+
+    #[test]
+    fn redirection_limit_stops_at_the_given_depth() {
+        // Figure 3.6's schedule: m1 (node 1) 5 packets, m2 (node 2) 3: order 1,2,1,2,1,1,2,1.
+        // Only m2 is granted (fully). Its packets sit at schedule positions 1, 3 and 6; the
+        // first unsent packet is m1's at position 0, then still 0 (m1 never sends).
+        let make = |limit| {
+            let mut s = GrantSender::new(
+                0,
+                &[0, 5, 3],
+                &[0; 3],
+                SendOrder::Policy(Policy::Grpf),
+                false,
+                Unscheduled::None,
+                0,
+            )
+            .with_redirect_limit(limit);
+            s.on_grant(&Packet::control(Kind::Grant, 2, 0, 3));
+            s
+        };
+        assert_eq!(order(&mut make(None)), vec![2, 2, 2]);
+        assert_eq!(order(&mut make(Some(0))), Vec::<u32>::new());
+        assert_eq!(order(&mut make(Some(1))), vec![2]);
+        assert_eq!(order(&mut make(Some(3))), vec![2, 2]);
+        assert_eq!(order(&mut make(Some(6))), vec![2, 2, 2]);
+        // Once m1 is granted too, everything flows in schedule order.
+        let mut s = make(Some(0));
+        s.on_grant(&Packet::control(Kind::Grant, 1, 0, 5));
+        assert_eq!(order(&mut s), vec![1, 2, 1, 2, 1, 1, 2, 1]);
     }
 
     #[test]
