@@ -178,29 +178,16 @@ fn preemption_and_limited_core_add_the_oracle_and_buffers() {
 
 #[test]
 fn bad_interference_settings_say_which() {
-    let out = coflowkit(&["shuffle", "sim", "--nodes", "8", "--preempt", "1.5"]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("preempt"), "{}", stderr(&out));
-    let out = coflowkit(&[
-        "shuffle",
-        "sim",
-        "--nodes",
-        "8",
-        "--global-sched",
-        "stale:x",
-    ]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("stale:X"), "{}", stderr(&out));
-    let out = coflowkit(&[
-        "shuffle",
-        "sim",
-        "--nodes",
-        "8",
-        "--global-sched",
-        "fresh",
-        "--global-exponent",
-        "9",
-    ]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("exponent"), "{}", stderr(&out));
+    for (flags, says) in [
+        (&["--preempt", "1.5"][..], "preempt"),
+        (&["--global-sched", "stale:x"][..], "stale:X"),
+        (
+            &["--global-sched", "fresh", "--global-exponent", "9"][..],
+            "exponent",
+        ),
+    ] {
+        let out = coflowkit(&[&["shuffle", "sim", "--nodes", "8"][..], flags].concat());
+        assert!(!out.status.success(), "{flags:?} succeeded");
+        assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
+    }
 }

@@ -2,24 +2,13 @@
 //! stalled-sender example, Figure 3.10's 3-vs-4 example, the per-port queue bound, and the
 //! preemption oracles as bounds on real runs.
 
-use coflowkit_pktsim::{run, Placement, Preemption, Priorities, Sim, SimConfig, Variation};
+use coflowkit_pktsim::{run, Preemption, Priorities, Sim, SimConfig, Variation};
 use coflowkit_shuffle::matrix::PacketMatrix;
 use coflowkit_shuffle::proto::node::Sender;
 use coflowkit_shuffle::proto::{GrantOptions, Unscheduled, Window};
 
-fn matrix(n: usize, msgs: &[(usize, usize, u64)]) -> PacketMatrix {
-    let mut packets = vec![0; n * n];
-    for &(s, d, p) in msgs {
-        packets[s * n + d] = p;
-    }
-    PacketMatrix { n, packets }
-}
-
-fn cfg(racks: usize, protocol: &str) -> SimConfig {
-    let mut c = SimConfig::new(racks, protocol, 1);
-    c.placement = Placement::Block;
-    c
-}
+mod common;
+use common::{cfg, matrix};
 
 /// Packets node `s` has sent to node `d` so far.
 fn sent(sim: &Sim, s: usize, d: usize) -> u32 {

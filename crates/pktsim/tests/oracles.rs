@@ -1,23 +1,11 @@
 //! The worked examples of the thesis (spec §12) as exact checks on the simulator and protocols.
 
-use coflowkit_pktsim::{run, Placement, SimConfig, SimReport};
+use coflowkit_pktsim::{run, SimConfig, SimReport};
 use coflowkit_shuffle::matrix::PacketMatrix;
 use coflowkit_shuffle::proto::Window;
 
-/// A matrix of `n` nodes from (src, dst, packets) triples.
-fn matrix(n: usize, msgs: &[(usize, usize, u64)]) -> PacketMatrix {
-    let mut packets = vec![0; n * n];
-    for &(s, d, p) in msgs {
-        packets[s * n + d] = p;
-    }
-    PacketMatrix { n, packets }
-}
-
-fn cfg(racks: usize, protocol: &str) -> SimConfig {
-    let mut c = SimConfig::new(racks, protocol, 1);
-    c.placement = Placement::Block;
-    c
-}
+mod common;
+use common::{cfg, matrix};
 
 fn sim(m: &PacketMatrix, c: &SimConfig) -> SimReport {
     let r = run(m, c);
