@@ -12,8 +12,8 @@ use coflowkit_flowsim::{simulate, CoflowOutcome, SimOutput};
 use coflowkit_model::bins::Bin;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
-use coflowkit_sched::{build, FlowCompletion, SchedulerKind};
-use serde_json::{json, Value};
+use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
+use serde_json::json;
 
 use crate::fabric_args::WorkloadArgs;
 use crate::report::{self, Run};
@@ -222,6 +222,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             p,
             &path.display().to_string(),
             &fabric,
+            &opts,
             &real_runs,
             &sim_runs,
             baseline.name(),
@@ -280,54 +281,29 @@ fn real_output(
     }
 }
 
+/// `coflowkit sim`'s JSON of the real runs, each result also carrying the simulated summary
+/// and each coflow its simulated CCT (`sim_cct_s`).
 fn write_json(
     path: &std::path::Path,
     trace: &str,
     fabric: &Fabric,
+    opts: &SchedOptions,
     real: &[Run],
     sim: &[Run],
     baseline: &str,
 ) -> Result<()> {
-    let base = real
-        .iter()
-        .find(|r| r.name() == baseline)
-        .map(|r| r.summary.avg_cct_s);
-    let results: Vec<Value> = real
-        .iter()
-        .zip(sim)
-        .map(|(r, s)| {
-            let coflows: Vec<Value> = r
-                .output
-                .coflows
-                .iter()
-                .zip(&s.output.coflows)
-                .map(|(rc, sc)| {
-                    let mut v = serde_json::to_value(rc).expect("serializable");
-                    v["sim_cct_s"] = json!(sc.cct_s);
-                    v
-                })
-                .collect();
-            json!({
-                "scheduler": r.name(),
-                "summary": r.summary,
-                "speedup_avg_cct": base.map(|b| b / r.summary.avg_cct_s),
-                "sim_summary": s.summary,
-                "coflows": coflows,
-            })
-        })
-        .collect();
-    let doc = json!({
-        "trace": trace,
-        "ports": fabric.ports(),
-        "fabric": fabric,
-        "baseline": baseline,
-        "results": results,
-    });
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut doc = report::json_doc(trace, fabric, opts, real, baseline);
+    if let Some(results) = doc["results"].as_array_mut() {
+        for (r, s) in results.iter_mut().zip(sim) {
+            r["sim_summary"] = json!(s.summary);
+            if let Some(coflows) = r["coflows"].as_array_mut() {
+                for (c, sc) in coflows.iter_mut().zip(&s.output.coflows) {
+                    c["sim_cct_s"] = json!(sc.cct_s);
+                }
+            }
+        }
     }
-    std::fs::write(path, serde_json::to_string(&doc)?)
-        .with_context(|| format!("writing {}", path.display()))
+    report::write_value(path, &doc)
 }
 
 /// A fresh directory for the daemons' spill files.

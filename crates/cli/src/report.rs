@@ -157,6 +157,17 @@ pub fn write_json(
     runs: &[Run],
     baseline: &str,
 ) -> Result<()> {
+    write_value(path, &json_doc(trace, fabric, opts, runs, baseline))
+}
+
+/// The document [`write_json`] writes, for callers that add fields to it.
+pub fn json_doc(
+    trace: &str,
+    fabric: &Fabric,
+    opts: &SchedOptions,
+    runs: &[Run],
+    baseline: &str,
+) -> serde_json::Value {
     let base = runs
         .iter()
         .find(|r| r.name() == baseline)
@@ -172,16 +183,19 @@ pub fn write_json(
             })
         })
         .collect();
-    let doc = json!({
+    json!({
         "trace": trace,
         "ports": fabric.ports(),
         "fabric": fabric,
         "baseline": baseline,
         "options": opts,
         "results": results,
-    });
+    })
+}
+
+pub fn write_value(path: &Path, doc: &serde_json::Value) -> Result<()> {
     let mut w = create(path)?;
-    serde_json::to_writer(&mut w, &doc)?;
+    serde_json::to_writer(&mut w, doc)?;
     w.flush()?;
     Ok(())
 }

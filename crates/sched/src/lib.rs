@@ -9,7 +9,7 @@ pub mod registry;
 pub mod select;
 pub mod state;
 
-use alloc::Freed;
+use alloc::{Freed, TopUp};
 
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
 pub use state::{CoflowState, Decision, FlowCompletion, FlowState, Rates, Snapshot};
@@ -35,12 +35,23 @@ pub trait Scheduler: Send {
         FlowCompletion::Recompute
     }
 
-    /// Flows ended since the last decision and their bandwidth is back in `freed.spare`. For
-    /// [`FlowCompletion::Redistribute`]: add rates for waiting flows (taking them from
-    /// `freed.spare`, listing them in `freed.changed`) and return true, or return false to ask
-    /// for a full decision instead. `snap` holds the state of the last decision, with the
-    /// finished flows' `remaining_bytes` set to 0.
-    fn redistribute(&mut self, _snap: &Snapshot, _rates: &mut Rates, _freed: &mut Freed) -> bool {
-        false
+    /// The port index of the last decision, for [`FlowCompletion::Redistribute`]; `None`
+    /// (the default) for policies that do not redistribute.
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        None
+    }
+
+    /// Flows ended since the last decision and their bandwidth is back in `freed.spare`: hand
+    /// it out as [`TopUp::apply`] does (rates added to `rates`, taken from `freed.spare`,
+    /// listed in `freed.changed`) and return true, or return false to ask for a full decision.
+    /// `snap` holds the state of the last decision, the finished flows' `remaining_bytes` at 0.
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        match self.topup() {
+            Some(t) => {
+                t.apply(snap.coflows, rates, freed);
+                true
+            }
+            None => false,
+        }
     }
 }

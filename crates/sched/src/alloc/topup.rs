@@ -133,7 +133,10 @@ impl TopUp {
             let other = 1 - side;
             let mut skipping = true;
             let mut dead = 0;
-            let mut k = self.heads[side].get(p).copied().unwrap_or(usize::MAX);
+            if p >= self.lists[side].len() {
+                continue; // never indexed: nothing ranked waits here
+            }
+            let mut k = self.heads[side][p];
             self.stamp = self.stamp.wrapping_add(1);
             if self.stamp == 0 {
                 self.seen.fill(0);

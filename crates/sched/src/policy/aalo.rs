@@ -10,7 +10,7 @@ use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
 use super::dclas::{Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
-use crate::alloc::{Budget, Freed, TopUp};
+use crate::alloc::{Budget, TopUp};
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -105,9 +105,8 @@ impl Scheduler for Aalo {
         self.config.on_flow_completion
     }
 
-    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
-        self.topup.apply(snap.coflows, rates, freed);
-        true
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

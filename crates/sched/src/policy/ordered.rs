@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc::{backfill, madd_for, Backfill, Budget, Freed, LoadTable, TopUp};
+use crate::alloc::{backfill, madd_for, Backfill, Budget, LoadTable, TopUp};
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,9 +174,8 @@ impl Scheduler for Ordered {
         self.on_flow_completion
     }
 
-    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
-        self.core.topup.apply(snap.coflows, rates, freed);
-        true
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.core.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

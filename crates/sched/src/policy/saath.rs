@@ -9,7 +9,7 @@ use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
 use super::dclas::{all_have_room, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
-use crate::alloc::{Budget, Freed, TopUp};
+use crate::alloc::{Budget, TopUp};
 use crate::state::CoflowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -287,9 +287,8 @@ impl Scheduler for Saath {
         self.config.on_flow_completion
     }
 
-    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
-        self.topup.apply(snap.coflows, rates, freed);
-        true
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

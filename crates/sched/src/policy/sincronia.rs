@@ -3,7 +3,7 @@
 //! in that order (each flow takes all its two ports have left), which is work conserving and
 //! order-preserving. Clairvoyant: reads `remaining_bytes`. The order is recomputed every call.
 
-use crate::alloc::{backfill, Backfill, Budget, Freed, TopUp};
+use crate::alloc::{backfill, Backfill, Budget, TopUp};
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
@@ -128,9 +128,8 @@ impl Scheduler for Sincronia {
         self.on_flow_completion
     }
 
-    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
-        self.topup.apply(snap.coflows, rates, freed);
-        true
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

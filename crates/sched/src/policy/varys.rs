@@ -10,7 +10,7 @@ use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
 use super::ordered::{Order, OrderedCore};
-use crate::alloc::{madd_for, Backfill, Freed, PortLoads};
+use crate::alloc::{madd_for, Backfill, PortLoads, TopUp};
 use crate::state::FlowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -173,9 +173,8 @@ impl Scheduler for Varys {
         self.config.on_flow_completion
     }
 
-    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
-        self.core.topup.apply(snap.coflows, rates, freed);
-        true
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.core.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
