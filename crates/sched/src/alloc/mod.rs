@@ -3,6 +3,7 @@
 pub mod budget;
 pub mod madd;
 pub mod pairs;
+pub mod portbits;
 pub mod topup;
 pub mod waterfill;
 

@@ -12,16 +12,24 @@
 //! afterwards every freed port is full or each of its waiting flows is blocked at its other end
 //! by flows of at least its priority. Rates inside a coflow are not re-planned (no new MADD);
 //! `SimOptions::refresh_s` adds periodic full decisions for that.
+//!
+//! Cost: flows are indexed by port pair, so a scan of a freed port looks at each peer once
+//! (the head of the pair's queue), and only at the peers that could take bandwidth: those
+//! with spare capacity (a bit row intersection) or, when preempting, those whose worst holder
+//! ranks below the pair's head. Finished flows leave their pair's queue once, for good.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use super::budget::Budget;
-use crate::state::{CoflowState, FlowState, Rates};
+use super::portbits::{ones, PortBits};
+use crate::state::{CoflowState, Rates};
 
 /// The ports whose bandwidth came back, and what changed when it was handed out.
 #[derive(Debug, Default, Clone)]
 pub struct Freed {
-    /// Capacity minus the current rates, per uplink and downlink (the world keeps it).
+    /// Capacity minus the current rates, per uplink and downlink (the world keeps it). Between
+    /// two calls of [`TopUp::apply`] it may only grow, and only at the ports listed below.
     pub spare: Budget,
     pub up: Vec<u32>,
     pub down: Vec<u32>,
@@ -37,40 +45,56 @@ impl Freed {
     }
 }
 
-/// The flows of the last decision indexed by port, in priority order.
+/// A flow's priority: (rank of its coflow) << 32 | (flow index); smaller is higher.
+type Key = u64;
+
+fn key(rank: u32, flow: u32) -> Key {
+    (rank as u64) << 32 | flow as u64
+}
+
+/// The flows of the last decision indexed by port pair, in priority order.
 #[derive(Debug, Default, Clone)]
 pub struct TopUp {
-    /// `lists[0]` by uplink, `lists[1]` by downlink: (coflow, flow, port at the other end).
-    lists: [Vec<Vec<(u32, u32, u32)>>; 2],
-    /// Entries before these positions are finished flows, skipped for good.
-    heads: [Vec<usize>; 2],
-    /// Flows with a rate, per port, by priority key (rank, flow, coflow).
-    holders: [Vec<BTreeSet<(u32, u32, u32)>>; 2],
-    /// Priority rank of each coflow of the snapshot (`u32::MAX`: not ranked).
+    ports: usize,
+    /// Coflow index of each rank, and rank of each coflow (`u32::MAX`: not ranked).
+    by_rank: Vec<u32>,
     rank: Vec<u32>,
+    /// Per side: flows as (rank, flow index), grouped by pair `port * ports + peer`, each
+    /// group in priority order.
+    entries: [Vec<(u32, u32)>; 2],
+    /// Per side and pair: the group's unscanned part `[head, end)` of `entries`; entries
+    /// before `head` are finished flows, skipped for good.
+    head: [Vec<u32>; 2],
+    end: [Vec<u32>; 2],
+    /// Per side and pair: the key of the entry at `head` (a dense row per port, so a scan
+    /// of a port's peers reads one cache-friendly row).
+    head_key: [Vec<Key>; 2],
+    /// Per side and port: the peers it still has unfinished flows towards.
+    live: [PortBits; 2],
+    /// Per side: the ports with spare capacity (above the floor).
+    open: [PortBits; 2],
+    open_valid: bool,
+    /// Flows with a rate, per side and port, sorted by key.
+    holders: [Vec<Vec<Key>>; 2],
+    /// Per side and port: 1 + the largest key among `holders` (0: none). It may name a flow
+    /// that since stopped: it only prunes candidates, which are then checked exactly.
+    worst: [Vec<u64>; 2],
     work: Vec<(u32, usize, bool)>,
-    /// `seen[q] == stamp`: the current scan already offered bandwidth to the best flow
-    /// towards `q`, so later flows towards `q` cannot get any.
-    seen: Vec<u32>,
-    stamp: u32,
+    candidates: BinaryHeap<Reverse<(Key, usize)>>,
+    /// Peers already offered bandwidth in the current scan.
+    done: Vec<u64>,
 }
 
 const UP: usize = 0;
 const DOWN: usize = 1;
+/// Offers of one scan found by a pass over the peers before the rest are sorted.
+const LINEAR_PASSES: usize = 4;
 
 fn spare_of(spare: &mut Budget, side: usize) -> &mut Vec<f64> {
     if side == UP {
         &mut spare.up
     } else {
         &mut spare.down
-    }
-}
-
-fn port(f: &FlowState, side: usize) -> usize {
-    if side == UP {
-        f.src as usize
-    } else {
-        f.dst as usize
     }
 }
 
@@ -85,31 +109,138 @@ impl TopUp {
         rates: &Rates,
         order: impl IntoIterator<Item = usize>,
     ) {
-        for side in [UP, DOWN] {
-            self.lists[side].resize_with(ports, Vec::new);
-            self.lists[side].iter_mut().for_each(Vec::clear);
-            self.holders[side].resize_with(ports, BTreeSet::new);
-            self.holders[side].iter_mut().for_each(BTreeSet::clear);
-            self.heads[side].clear();
-            self.heads[side].resize(ports, 0);
-        }
+        self.ports = ports;
         self.rank.clear();
         self.rank.resize(coflows.len(), u32::MAX);
-        self.seen.clear();
-        self.seen.resize(ports, 0);
-        self.stamp = 0;
+        self.by_rank.clear();
         for (r, ci) in order.into_iter().enumerate() {
             self.rank[ci] = r as u32;
+            self.by_rank.push(ci as u32);
+        }
+        self.open_valid = false;
+        for side in [UP, DOWN] {
+            self.live[side].reset(ports, ports);
+            self.open[side].reset(1, ports);
+            self.holders[side].resize_with(ports, Vec::new);
+            self.holders[side].iter_mut().for_each(Vec::clear);
+            self.worst[side].clear();
+            self.worst[side].resize(ports, 0);
+            // Counting sort by pair: `end` first counts, then becomes each group's start.
+            let end = &mut self.end[side];
+            end.clear();
+            end.resize(ports * ports + 1, 0);
+            for &ci in &self.by_rank {
+                for f in &coflows[ci as usize].flows {
+                    let (p, q) = if side == UP {
+                        (f.src, f.dst)
+                    } else {
+                        (f.dst, f.src)
+                    };
+                    end[p as usize * ports + q as usize + 1] += 1;
+                }
+            }
+            for i in 1..end.len() {
+                end[i] += end[i - 1];
+            }
+            let total = end[ports * ports] as usize;
+            self.head[side].clear();
+            self.head[side].extend_from_slice(&end[..ports * ports]);
+            let entries = &mut self.entries[side];
+            entries.clear();
+            entries.resize(total, (0, 0));
+            for (r, &ci) in self.by_rank.iter().enumerate() {
+                for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
+                    let (p, q) = if side == UP {
+                        (f.src, f.dst)
+                    } else {
+                        (f.dst, f.src)
+                    };
+                    let pair = p as usize * ports + q as usize;
+                    entries[end[pair] as usize] = (r as u32, fi as u32);
+                    end[pair] += 1;
+                    self.live[side].set(p as usize, q as usize, true);
+                }
+            }
+            end.truncate(ports * ports);
+            let head_key = &mut self.head_key[side];
+            head_key.clear();
+            head_key.extend(self.head[side].iter().zip(end.iter()).map(|(&h, &e)| {
+                if h < e {
+                    let (r, fi) = entries[h as usize];
+                    key(r, fi)
+                } else {
+                    Key::MAX
+                }
+            }));
+        }
+        for r in 0..self.by_rank.len() {
+            let ci = self.by_rank[r] as usize;
             for (fi, f) in coflows[ci].flows.iter().enumerate() {
-                self.lists[UP][f.src as usize].push((ci as u32, fi as u32, f.dst));
-                self.lists[DOWN][f.dst as usize].push((ci as u32, fi as u32, f.src));
                 if rates.per_coflow[ci][fi] > 0.0 {
-                    let h = (r as u32, fi as u32, ci as u32);
-                    self.holders[UP][f.src as usize].insert(h);
-                    self.holders[DOWN][f.dst as usize].insert(h);
+                    self.hold(UP, f.src as usize, key(r as u32, fi as u32));
+                    self.hold(DOWN, f.dst as usize, key(r as u32, fi as u32));
                 }
             }
         }
+    }
+
+    /// `k` now holds bandwidth at port `p` of `side`. Holders stay sorted: a decision indexes
+    /// them in key order (a push each), and a port holds few enough for an insert to be cheap.
+    fn hold(&mut self, side: usize, p: usize, k: Key) {
+        let list = &mut self.holders[side][p];
+        if list.last().is_none_or(|&l| l < k) {
+            list.push(k);
+        } else if let Err(i) = list.binary_search(&k) {
+            list.insert(i, k);
+        }
+        let w = &mut self.worst[side][p];
+        *w = (*w).max(k + 1);
+    }
+
+    fn release(&mut self, side: usize, p: usize, k: Key) {
+        let list = &mut self.holders[side][p];
+        if list.last() == Some(&k) {
+            list.pop();
+        } else if let Ok(i) = list.binary_search(&k) {
+            list.remove(i);
+        }
+        if self.worst[side][p] == k + 1 {
+            self.worst[side][p] = list.last().map_or(0, |&w| w + 1);
+        }
+    }
+
+    /// Record whether port `p` of `side` has spare capacity.
+    fn mark(&mut self, spare: &Budget, side: usize, p: usize) {
+        let room = if side == UP {
+            spare.up[p]
+        } else {
+            spare.down[p]
+        };
+        self.open[side].set(0, p, room > spare.floor);
+    }
+
+    /// The first unfinished flow of pair (`p`, `q`) on `side`, skipping finished ones for good.
+    fn first_waiting(
+        &mut self,
+        coflows: &[CoflowState],
+        side: usize,
+        p: usize,
+        q: usize,
+    ) -> Option<Key> {
+        let pair = p * self.ports + q;
+        let (end, head) = (self.end[side][pair], &mut self.head[side][pair]);
+        while *head < end {
+            let (r, fi) = self.entries[side][*head as usize];
+            let ci = self.by_rank[r as usize] as usize;
+            if coflows[ci].flows[fi as usize].remaining_bytes > 0.0 {
+                self.head_key[side][pair] = key(r, fi);
+                return Some(key(r, fi));
+            }
+            *head += 1;
+        }
+        self.head_key[side][pair] = Key::MAX;
+        self.live[side].set(p, q, false);
+        None
     }
 
     /// Hand the spare bandwidth of the freed ports to waiting flows (see the module docs).
@@ -121,6 +252,17 @@ impl TopUp {
             changed,
         } = freed;
         let floor = spare.floor;
+        if self.ports == 0 {
+            return; // never indexed: nothing ranked waits anywhere
+        }
+        if !self.open_valid {
+            for side in [UP, DOWN] {
+                for p in 0..self.ports {
+                    self.mark(spare, side, p);
+                }
+            }
+            self.open_valid = true;
+        }
         let mut work = std::mem::take(&mut self.work);
         work.clear();
         work.extend(down.iter().map(|&p| (p, DOWN, true)));
@@ -128,99 +270,169 @@ impl TopUp {
         // A coflow's flows often end together: scan each freed port once.
         work.sort_unstable_by_key(|&(p, side, _)| (side, p));
         work.dedup();
+        for &(p, side, _) in &work {
+            self.mark(spare, side, p as usize);
+        }
+        let mut candidates = std::mem::take(&mut self.candidates);
+        let mut done = std::mem::take(&mut self.done);
         while let Some((p, side, preempt)) = work.pop() {
             let p = p as usize;
             let other = 1 - side;
-            let mut skipping = true;
-            let mut dead = 0;
-            if p >= self.lists[side].len() {
-                continue; // never indexed: nothing ranked waits here
+            if p >= self.ports || spare_of(spare, side)[p] <= floor {
+                continue;
             }
-            let mut k = self.heads[side][p];
-            self.stamp = self.stamp.wrapping_add(1);
-            if self.stamp == 0 {
-                self.seen.fill(0);
-                self.stamp = 1;
-            }
-            let mut offered = 0;
-            while k < self.lists[side][p].len() && offered < self.seen.len() {
+            // Offer to the peers in priority order of their first waiting flow, as a walk of
+            // the whole list would. A scan usually fills its port after one or two offers out
+            // of dozens of candidates, so the first few come from passes over the peer bits
+            // (nothing to build); a long scan sorts its remaining candidates once.
+            done.clear();
+            done.resize(self.live[side].words(), 0);
+            candidates.clear();
+            let mut passes = 0;
+            loop {
                 let here = spare_of(spare, side)[p];
                 if here <= floor {
                     break;
                 }
-                let (ci, fi, q) = self.lists[side][p][k];
-                k += 1;
-                if self.seen[q as usize] == self.stamp {
-                    continue;
-                }
-                let f = &coflows[ci as usize].flows[fi as usize];
-                if f.remaining_bytes <= 0.0 {
-                    if skipping {
-                        self.heads[side][p] = k;
-                    } else {
-                        dead += 1;
+                passes += 1;
+                let next = if passes <= LINEAR_PASSES {
+                    self.best_peer(side, p, preempt, &done)
+                } else {
+                    if passes == LINEAR_PASSES + 1 {
+                        self.all_peers(side, p, preempt, &done, &mut candidates);
                     }
-                    continue;
+                    candidates.pop().map(|Reverse(c)| c)
+                };
+                let Some((k, q)) = next else {
+                    break;
+                };
+                match self.first_waiting(coflows, side, p, q) {
+                    Some(first) if first == k => {}
+                    Some(first) => {
+                        // The head had finished: its pair competes again with its next flow.
+                        if passes > LINEAR_PASSES && self.may_take(side, p, q, preempt) {
+                            candidates.push(Reverse((first, q)));
+                        }
+                        continue;
+                    }
+                    None => continue,
                 }
-                skipping = false;
-                self.seen[q as usize] = self.stamp;
-                offered += 1;
-                let q = q as usize;
-                let key = (self.rank[ci as usize], fi, ci);
+                done[q / 64] |= 1 << (q % 64);
+                let (ci, fi) = (self.by_rank[(k >> 32) as usize], k as u32);
                 // Lower-priority flows at the other end yield, the lowest first. The ports
                 // they free are topped up in turn, without yielding again (bounded work).
                 while preempt && spare_of(spare, other)[q] < here {
                     let Some(&g) = self.holders[other][q].last() else {
                         break;
                     };
-                    if g <= key {
+                    if g <= k {
                         break;
                     }
-                    let gf = &coflows[g.2 as usize].flows[g.1 as usize];
-                    let rate = &mut rates.per_coflow[g.2 as usize][g.1 as usize];
-                    let x = port(gf, side);
+                    let (gci, gfi) = (self.by_rank[(g >> 32) as usize], g as u32);
+                    let gf = &coflows[gci as usize].flows[gfi as usize];
+                    let x = if side == UP { gf.src } else { gf.dst } as usize;
+                    let rate = &mut rates.per_coflow[gci as usize][gfi as usize];
                     let need = here - spare_of(spare, other)[q];
-                    if gf.remaining_bytes <= 0.0 || *rate <= need {
-                        self.holders[other][q].remove(&g);
-                        self.holders[side][x].remove(&g);
+                    let gone = gf.remaining_bytes <= 0.0 || *rate <= 0.0;
+                    if gone || *rate <= need {
+                        self.release(other, q, g);
+                        self.release(side, x, g);
                     }
-                    if gf.remaining_bytes <= 0.0 || *rate <= 0.0 {
+                    if gone {
                         continue;
                     }
                     let take = rate.min(need);
                     *rate -= take;
-                    changed.push((g.2, g.1, -take));
+                    changed.push((gci, gfi, -take));
                     spare_of(spare, other)[q] += take;
                     spare_of(spare, side)[x] += take;
+                    self.mark(spare, other, q);
+                    self.mark(spare, side, x);
                     if x != p {
                         work.push((x as u32, side, false));
                     }
                 }
                 let add = here.min(spare_of(spare, other)[q]);
                 if add > floor {
+                    let f = &coflows[ci as usize].flows[fi as usize];
+                    let (src, dst) = (f.src, f.dst);
                     let rate = &mut rates.per_coflow[ci as usize][fi as usize];
-                    if *rate <= 0.0 {
-                        self.holders[UP][f.src as usize].insert(key);
-                        self.holders[DOWN][f.dst as usize].insert(key);
-                    }
+                    let was_idle = *rate <= 0.0;
                     *rate += add;
-                    spare.take(f.src, f.dst, add);
+                    if was_idle {
+                        self.hold(UP, src as usize, k);
+                        self.hold(DOWN, dst as usize, k);
+                    }
+                    spare.take(src, dst, add);
+                    self.mark(spare, UP, src as usize);
+                    self.mark(spare, DOWN, dst as usize);
                     changed.push((ci, fi, add));
                 }
             }
-            // Finished flows amid the list cost every later scan: drop them once they are
-            // a good share of it (amortized O(1) per finished flow).
-            let list = &mut self.lists[side][p];
-            if dead > 8 && dead * 8 > list.len() {
-                let head = &mut self.heads[side][p];
-                list.drain(..*head);
-                *head = 0;
-                list.retain(|&(ci, fi, _)| {
-                    coflows[ci as usize].flows[fi as usize].remaining_bytes > 0.0
-                });
+        }
+        self.candidates = candidates;
+        self.done = done;
+        self.work = work;
+    }
+
+    /// Whether peer `q` could take bandwidth from `p` now: it has spare, or (when preempting)
+    /// holds a flow of lower priority than the head of the pair. The head may have finished,
+    /// so this can only err towards yes; offers check exactly.
+    fn may_take(&self, side: usize, p: usize, q: usize, preempt: bool) -> bool {
+        let other = 1 - side;
+        self.open[other].contains(0, q)
+            || (preempt && self.worst[other][q] > self.first_key(side, p, q) + 1)
+    }
+
+    /// The peer of `p` not yet offered (`done`) that may take bandwidth and whose pair's head
+    /// has the smallest key.
+    fn best_peer(
+        &self,
+        side: usize,
+        p: usize,
+        preempt: bool,
+        done: &[u64],
+    ) -> Option<(Key, usize)> {
+        let other = 1 - side;
+        let mut best: Option<(Key, usize)> = None;
+        for (i, &skip) in done.iter().enumerate() {
+            let mut word = self.live[side].word(p, i) & !skip;
+            if !preempt {
+                word &= self.open[other].word(0, i);
+            }
+            for q in ones(i, word) {
+                let k = self.first_key(side, p, q);
+                if best.is_some_and(|(b, _)| b <= k) || !self.may_take(side, p, q, preempt) {
+                    continue;
+                }
+                best = Some((k, q));
             }
         }
-        self.work = work;
+        best
+    }
+
+    /// Every peer `best_peer` could still return, into `into`.
+    fn all_peers(
+        &self,
+        side: usize,
+        p: usize,
+        preempt: bool,
+        done: &[u64],
+        into: &mut BinaryHeap<Reverse<(Key, usize)>>,
+    ) {
+        for (i, &skip) in done.iter().enumerate() {
+            for q in ones(i, self.live[side].word(p, i) & !skip) {
+                if self.may_take(side, p, q, preempt) {
+                    into.push(Reverse((self.first_key(side, p, q), q)));
+                }
+            }
+        }
+    }
+
+    /// The key at the head of pair (`p`, `q`), finished or not: no later than the first
+    /// waiting flow's, so a test that it passes prunes nothing that could pass.
+    fn first_key(&self, side: usize, p: usize, q: usize) -> Key {
+        self.head_key[side][p * self.ports + q]
     }
 }
 
@@ -284,6 +496,35 @@ mod tests {
         assert_eq!(rates.per_coflow[0], vec![10.0]);
         assert_eq!(freed.changed, vec![(0, 0, 10.0)]);
         assert!(freed.spare.up[0] <= freed.spare.floor);
+    }
+
+    #[test]
+    fn a_long_scan_serves_peers_in_priority_order_past_the_first_passes() {
+        // Uplink 0 frees 10; downlinks 1..=8 have 2 spare each. Flows to them, in priority
+        // order 8, 7, ..., 1 (the first already finished), take 2 each until 10 are gone.
+        let fabric = Fabric::uniform(9, 10.0);
+        let flows: Vec<(u32, u32, f64)> = (1..=8).rev().map(|d| (0, d, 5.0)).collect();
+        let mut coflows = vec![coflow(&flows)];
+        coflows[0].flows[0].remaining_bytes = 0.0;
+        let mut rates = Rates {
+            per_coflow: vec![vec![0.0; 8]],
+        };
+        let mut t = TopUp::default();
+        t.index(9, &coflows, &rates, [0]);
+        let mut freed = Freed {
+            spare: Budget::full(&fabric),
+            ..Default::default()
+        };
+        for d in 1..=8 {
+            freed.spare.take(8, d, 8.0); // someone else holds all but 2 of each downlink
+        }
+        freed.up.push(0);
+        t.apply(&coflows, &mut rates, &mut freed);
+        assert_eq!(
+            rates.per_coflow[0],
+            vec![0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0],
+            "flow 0 finished; flows 1-5 in order get 2 each"
+        );
     }
 
     #[test]
