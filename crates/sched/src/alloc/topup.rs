@@ -118,6 +118,9 @@ impl TopUp {
             self.by_rank.push(ci as u32);
         }
         self.open_valid = false;
+        // Pair arrays are written and read only where `live` has the pair: no clearing of
+        // ports² entries per decision.
+        let pairs = ports * ports;
         for side in [UP, DOWN] {
             self.live[side].reset(ports, ports);
             self.open[side].reset(1, ports);
@@ -125,60 +128,72 @@ impl TopUp {
             self.holders[side].iter_mut().for_each(Vec::clear);
             self.worst[side].clear();
             self.worst[side].resize(ports, 0);
-            // Counting sort by pair: `end` first counts, then becomes each group's start.
-            let end = &mut self.end[side];
-            end.clear();
-            end.resize(ports * ports + 1, 0);
-            for &ci in &self.by_rank {
-                for f in &coflows[ci as usize].flows {
-                    let (p, q) = if side == UP {
-                        (f.src, f.dst)
-                    } else {
-                        (f.dst, f.src)
-                    };
-                    end[p as usize * ports + q as usize + 1] += 1;
+            for v in [&mut self.head[side], &mut self.end[side]] {
+                v.resize(pairs.max(v.len()), 0);
+            }
+            self.head_key[side].resize(pairs.max(self.head_key[side].len()), 0);
+        }
+        // A counting sort by pair: flows per (src, dst) first, counted in `end[UP]`.
+        let count = &mut self.end[UP];
+        for &ci in &self.by_rank {
+            for f in &coflows[ci as usize].flows {
+                let (src, dst) = (f.src as usize, f.dst as usize);
+                if !self.live[UP].contains(src, dst) {
+                    self.live[UP].set(src, dst, true);
+                    self.live[DOWN].set(dst, src, true);
+                    count[src * ports + dst] = 0;
+                }
+                count[src * ports + dst] += 1;
+            }
+        }
+        // Each group's start, rows by port and peers in order; downlinks first, as they read
+        // the counts that the uplinks' starts then overwrite.
+        for side in [DOWN, UP] {
+            let mut at = 0;
+            for p in 0..ports {
+                for i in 0..self.live[side].words() {
+                    for q in ones(i, self.live[side].word(p, i)) {
+                        let n = match side {
+                            UP => self.end[UP][p * ports + q],
+                            _ => self.end[UP][q * ports + p],
+                        };
+                        self.head[side][p * ports + q] = at;
+                        at += n;
+                    }
                 }
             }
-            for i in 1..end.len() {
-                end[i] += end[i - 1];
-            }
-            let total = end[ports * ports] as usize;
-            self.head[side].clear();
-            self.head[side].extend_from_slice(&end[..ports * ports]);
-            let entries = &mut self.entries[side];
-            entries.clear();
-            entries.resize(total, (0, 0));
-            for (r, &ci) in self.by_rank.iter().enumerate() {
-                for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
-                    let (p, q) = if side == UP {
-                        (f.src, f.dst)
-                    } else {
-                        (f.dst, f.src)
-                    };
-                    let pair = p as usize * ports + q as usize;
-                    entries[end[pair] as usize] = (r as u32, fi as u32);
-                    end[pair] += 1;
-                    self.live[side].set(p as usize, q as usize, true);
+            self.entries[side].clear();
+            self.entries[side].resize(at as usize, (0, 0));
+            for p in 0..ports {
+                for i in 0..self.live[side].words() {
+                    for q in ones(i, self.live[side].word(p, i)) {
+                        self.end[side][p * ports + q] = self.head[side][p * ports + q];
+                    }
                 }
             }
-            end.truncate(ports * ports);
-            let head_key = &mut self.head_key[side];
-            head_key.clear();
-            head_key.extend(self.head[side].iter().zip(end.iter()).map(|(&h, &e)| {
-                if h < e {
-                    let (r, fi) = entries[h as usize];
-                    key(r, fi)
-                } else {
-                    Key::MAX
-                }
-            }));
         }
         for r in 0..self.by_rank.len() {
             let ci = self.by_rank[r] as usize;
             for (fi, f) in coflows[ci].flows.iter().enumerate() {
+                let (src, dst) = (f.src as usize, f.dst as usize);
+                for (side, pair) in [(UP, src * ports + dst), (DOWN, dst * ports + src)] {
+                    let at = &mut self.end[side][pair];
+                    self.entries[side][*at as usize] = (r as u32, fi as u32);
+                    *at += 1;
+                }
                 if rates.per_coflow[ci][fi] > 0.0 {
-                    self.hold(UP, f.src as usize, key(r as u32, fi as u32));
-                    self.hold(DOWN, f.dst as usize, key(r as u32, fi as u32));
+                    self.hold(UP, src, key(r as u32, fi as u32));
+                    self.hold(DOWN, dst, key(r as u32, fi as u32));
+                }
+            }
+        }
+        for side in [UP, DOWN] {
+            for p in 0..ports {
+                for i in 0..self.live[side].words() {
+                    for q in ones(i, self.live[side].word(p, i)) {
+                        let (r, fi) = self.entries[side][self.head[side][p * ports + q] as usize];
+                        self.head_key[side][p * ports + q] = key(r, fi);
+                    }
                 }
             }
         }
