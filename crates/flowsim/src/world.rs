@@ -250,6 +250,9 @@ impl World<'_> {
     /// Let the policy hand out what flows freed since the last decision, at `now`. Returns
     /// false when it asks for a full decision instead.
     pub(crate) fn redistribute(&mut self, now: f64, sched: &mut dyn Scheduler) -> bool {
+        if self.freed.up.is_empty() {
+            return true; // only stale predictions came due: nothing was freed
+        }
         let snap = Snapshot {
             now_s: now,
             fabric: self.fabric,
