@@ -9,6 +9,7 @@ use coflowkit_sched::alloc::Freed;
 use coflowkit_sched::{CoflowState, FlowCompletion, FlowState, Rates, Scheduler, Snapshot};
 use thiserror::Error;
 
+use crate::dag::DagBook;
 use crate::outcome::SimOutput;
 use crate::world::{Meta, World, SAME_TIME};
 
@@ -37,6 +38,8 @@ pub enum SimError {
         time_s: f64,
         rate: f64,
     },
+    #[error("dependencies: {0}")]
+    Dag(#[from] coflowkit_sched::DagError),
     #[error("scheduler `{scheduler}` stalled at t={time_s}s: {flows} flows left, none has a rate, and nothing is due to happen")]
     Stalled {
         scheduler: String,
@@ -88,6 +91,8 @@ pub fn simulate_with(
             .arrival_s
             .total_cmp(&trace.coflows[b].arrival_s)
     });
+
+    let mut dags = DagBook::new(trace, &order)?;
 
     let mut w = World {
         trace,
@@ -147,10 +152,17 @@ pub fn simulate_with(
                 sent_bytes: 0.0,
                 max_flow_sent_bytes: 0.0,
                 flows,
+                dag: dags.as_mut().map(|d| d.admit(ti)),
             });
             next += 1;
         }
-        w.retire(now);
+        // Coflows that arrived as others finish: `retire` moves rates along with coflows.
+        w.rates.per_coflow.resize_with(w.active.len(), Vec::new);
+        if w.retire(now) {
+            if let Some(d) = dags.as_mut() {
+                d.refresh(trace, &w.outcomes, &mut w.active);
+            }
+        }
         if w.active.is_empty() {
             match order.get(next) {
                 Some(&ti) => {

@@ -408,6 +408,7 @@ impl State {
                 sent_bytes: sent,
                 max_flow_sent_bytes: max_sent,
                 flows,
+                dag: None,
             });
             keys.push(fk);
         }

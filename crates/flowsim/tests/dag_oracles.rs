@@ -1,0 +1,128 @@
+//! DAG dependencies under Aalo (coflow.md §4.5): a DAG's coflows share one queue by the bytes
+//! the whole DAG sent, FIFO across DAGs by the DAG's start, a child behind its parents. Toys on
+//! unit links; each CCT worked out by hand below, and contrasted with the same trace without
+//! its `parents`.
+
+mod common;
+
+use coflowkit_flowsim::SimError;
+use coflowkit_model::{Fabric, Trace};
+use coflowkit_sched::policy::aalo::{Aalo, AaloConfig};
+use coflowkit_sched::policy::dclas::{InterQueue, Queues, WithinCoflow};
+use coflowkit_sched::{DagError, SchedOptions, SchedulerKind};
+use common::*;
+
+/// Strict priority, Δ = 0, two queues: Q1 = (0, 2], Q2 = (2, inf).
+fn two_queues() -> AaloConfig {
+    AaloConfig {
+        queues: Queues {
+            k: 2,
+            e: 10.0,
+            q1_hi_bytes: 2.0,
+        },
+        inter_queue: InterQueue::Strict,
+        within_coflow: WithinCoflow::MaxMin,
+        sync_interval_s: 0.0,
+        ..Default::default()
+    }
+}
+
+fn aalo(t: &(Trace, Fabric)) -> Vec<f64> {
+    ccts(&run_with(t, &mut Aalo::new(two_queues())))
+}
+
+fn without_parents(t: &(Trace, Fabric)) -> (Trace, Fabric) {
+    let mut t = t.clone();
+    for c in &mut t.0.coflows {
+        c.parents.clear();
+    }
+    t
+}
+
+/// One link 0 -> 1. P (4 B) at 0; at 3 X (4 B, its own DAG) and Ch (2 B, child of P).
+fn child_inherits() -> (Trace, Fabric) {
+    let mut ch = coflow(3, 3.0, &[(0, 1, 2.0)]);
+    ch.parents = vec![1];
+    toy(
+        2,
+        vec![
+            coflow(1, 0.0, &[(0, 1, 4.0)]),
+            coflow(2, 3.0, &[(0, 1, 4.0)]),
+            ch,
+        ],
+    )
+}
+
+#[test]
+fn a_child_shares_its_dags_queue_and_waits_behind_its_parent() {
+    // P alone: reaches 2 B at t=2 and drops to Q2; at t=3 it has sent 3 B. Ch joins P's DAG,
+    // whose 3 B put it in Q2 at once; X is new (Q1) and takes the link to t=5, where it
+    // reaches 2 B and drops to Q2. Q2 is FIFO by DAG start: P's DAG (t=0) before X's (t=3),
+    // inside the DAG parent before child: P's last byte by 6 (CCT 6), Ch by 8 (CCT 5), X's
+    // last 2 B by 10 (CCT 7).
+    let t = child_inherits();
+    assert_close(&aalo(&t), &[6.0, 7.0, 5.0]);
+    // Without the dependency Ch is a new coflow in Q1: after X (FIFO, lower id), t=5..7
+    // (CCT 4), ahead of P, which finishes at 8.
+    assert_close(&aalo(&without_parents(&t)), &[8.0, 7.0, 4.0]);
+}
+
+/// P (3 B on 0 -> 1) finishes at 3; Y (0.5 B on 2 -> 3) keeps a decision going at 3 so the
+/// DAG leaves the queues (Y arriving just as P finishes is also the regression test of a
+/// simulator crash: `retire` once ran before the new arrival had a rate slot); at 4 Ch (2 B, child of P) and X (2 B) arrive, in that order.
+fn child_after_parent_finished() -> (Trace, Fabric) {
+    let mut ch = coflow(2, 4.0, &[(0, 1, 2.0)]);
+    ch.parents = vec![1];
+    toy(
+        4,
+        vec![
+            coflow(1, 0.0, &[(0, 1, 3.0)]),
+            ch,
+            coflow(3, 4.0, &[(0, 1, 2.0)]),
+            coflow(4, 3.0, &[(2, 3, 0.5)]),
+        ],
+    )
+}
+
+#[test]
+fn a_child_inherits_the_bytes_of_finished_ancestors() {
+    // P sent 3 B > Q1's 2 B before it finished: Ch enters Q2 with its DAG's history, X (new)
+    // takes the link first: X done at 6 (CCT 2), Ch at 8 (CCT 4).
+    let t = child_after_parent_finished();
+    assert_close(&aalo(&t), &[3.0, 4.0, 2.0, 0.5]);
+    // Without it Ch is new and first in FIFO: Ch at 6 (CCT 2), X at 8 (CCT 4).
+    assert_close(&aalo(&without_parents(&t)), &[3.0, 2.0, 4.0, 0.5]);
+}
+
+#[test]
+fn other_policies_ignore_dependencies() {
+    for kind in [SchedulerKind::Varys, SchedulerKind::Fair] {
+        let t = child_inherits();
+        let opts = SchedOptions::default();
+        assert_eq!(
+            ccts(&run(&t, kind, &opts)),
+            ccts(&run(&without_parents(&t), kind, &opts)),
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_parents_are_refused_with_the_coflow_named() {
+    let mut t = child_inherits();
+    t.0.coflows[2].parents = vec![9];
+    let err = coflowkit_flowsim::simulate(&t.0, &t.1, &mut Aalo::new(two_queues())).unwrap_err();
+    assert_eq!(
+        err,
+        SimError::Dag(DagError::UnknownParent {
+            coflow: 3,
+            parent: 9
+        })
+    );
+    // A parent arriving after its child is unknown at the child's arrival.
+    let mut t = child_inherits();
+    t.0.coflows[0].parents = vec![3];
+    t.0.coflows[2].parents.clear();
+    let err = coflowkit_flowsim::simulate(&t.0, &t.1, &mut Aalo::new(two_queues())).unwrap_err();
+    assert!(err.to_string().contains("parent 3 is unknown"), "{err}");
+}
