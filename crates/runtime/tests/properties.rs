@@ -44,7 +44,7 @@ proptest! {
             let p = s.register_daemon(a, nic, &[], &[]);
             s.set_connected(p, true);
         }
-        let coflows: Vec<u64> = (0..4).map(|_| s.register_coflow(String::new(), 0, None, 1.0, vec![])).collect();
+        let coflows: Vec<u64> = (0..4).map(|_| s.register_coflow(String::new(), 0, None, 1.0, vec![]).unwrap()).collect();
         let n = nics.len();
         let mut dst_of = HashMap::new();
         for (i, &(src, dst, size, c, done)) in flows.iter().enumerate() {
