@@ -55,6 +55,7 @@ fn main() {
                             dst: dst.clone(),
                             size_bytes: size,
                             sent_bytes: 0,
+                            size_pending: false,
                         },
                     );
                 }

@@ -51,7 +51,7 @@ proptest! {
             let (src, dst) = (src % n, dst % n);
             s.start_flow(src, &FlowInfo {
                 flow: i as u64, coflow: coflows[c], data_id: String::new(),
-                dst: addrs[dst].clone(), size_bytes: size, sent_bytes: 0,
+                dst: addrs[dst].clone(), size_bytes: size, sent_bytes: 0, size_pending: false,
             });
             dst_of.insert((src, i as u64), dst);
             if done {

@@ -47,6 +47,9 @@ pub struct FlowRec {
     /// Receiving daemon, or `None` for a receiver outside the daemon set.
     pub dst: Option<usize>,
     pub size_bytes: f64,
+    /// The get started while the put still streamed in: `size_bytes` is not known until the
+    /// put's completion is reported. Clairvoyant policies do not see the flow until then.
+    pub size_pending: bool,
     pub sent_bytes: f64,
     pub done: bool,
     pub rate: f64,
@@ -246,9 +249,31 @@ impl State {
         port
     }
 
+    /// A put started streaming in (`pending`), completed, or was abandoned.
     pub fn put_done(&mut self, port: usize, o: &StoredObject) {
         if self.unregistered.contains(&o.coflow) {
             return;
+        }
+        let key = (o.coflow, o.data_id.clone());
+        if o.abandoned {
+            if self.objects.get(&key).is_some_and(|&(src, _)| src == port) {
+                self.objects.remove(&key);
+                self.daemons[port].objects = self.daemons[port].objects.saturating_sub(1);
+            }
+            return;
+        }
+        if !o.pending {
+            // Gets that started while it streamed in now know their size.
+            let mut learned = false;
+            for f in self.flows.values_mut() {
+                if f.size_pending && f.src == port && f.coflow == o.coflow && f.data_id == o.data_id
+                {
+                    f.size_pending = false;
+                    f.size_bytes = o.size_bytes as f64;
+                    learned = true;
+                }
+            }
+            self.dirty.major |= learned;
         }
         self.ensure_coflow(o.coflow);
         if self
@@ -283,6 +308,16 @@ impl State {
         self.ensure_coflow(f.coflow);
         let key = (port, f.flow);
         let dst = self.by_addr.get(&f.dst).copied();
+        // The put's completion may have been reported before this start (two RPCs): a
+        // non-empty size on record is final.
+        let (mut size, mut size_pending) = (f.size_bytes as f64, f.size_pending);
+        if size_pending {
+            if let Some(&(src, known)) = self.objects.get(&(f.coflow, f.data_id.clone())) {
+                if src == port && known > 0 {
+                    (size, size_pending) = (known as f64, false);
+                }
+            }
+        }
         let old = self.flows.insert(
             key,
             FlowRec {
@@ -290,7 +325,8 @@ impl State {
                 data_id: f.data_id.clone(),
                 src: port,
                 dst,
-                size_bytes: f.size_bytes as f64,
+                size_bytes: size,
+                size_pending,
                 sent_bytes: f.sent_bytes as f64,
                 done: false,
                 rate: 0.0,
@@ -385,7 +421,7 @@ impl State {
             let Some(f) = self.flows.get(k) else { continue };
             sent += f.sent_bytes;
             max_sent = max_sent.max(f.sent_bytes);
-            if f.done || !self.daemons[f.src].connected {
+            if f.done || !self.daemons[f.src].connected || (clairvoyant && f.size_pending) {
                 continue;
             }
             // A flow whose reported bytes caught up with its size is finishing; it keeps a
@@ -520,6 +556,7 @@ mod tests {
             dst: dst.into(),
             size_bytes: size,
             sent_bytes: 0,
+            size_pending: false,
         }
     }
 
@@ -581,6 +618,7 @@ mod tests {
             coflow: c,
             data_id: "x".into(),
             size_bytes: 5,
+            ..Default::default()
         }];
         let a2 = s2.register_daemon("a:1", 100.0, &objs, &[flow(2, c, "", 50)]);
         assert!(s2.coflows.contains_key(&c));
@@ -676,5 +714,62 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("parent 12345 is unknown"));
+    }
+
+    /// A get of a put still streaming in has no size yet: a non-clairvoyant policy serves it
+    /// from the start, a clairvoyant one holds it until the put's completion gives the size
+    /// (also when that report overtakes the flow's start).
+    #[test]
+    fn streaming_flows_wait_for_their_size_only_under_clairvoyant_policies() {
+        let mut s = State::new();
+        let a = s.register_daemon("a:1", 100.0, &[], &[]);
+        let b = s.register_daemon("b:1", 100.0, &[], &[]);
+        s.set_connected(a, true);
+        s.set_connected(b, true);
+        let c = s
+            .register_coflow(String::new(), 0, None, 1.0, vec![])
+            .unwrap();
+        let object = |pending, size| StoredObject {
+            coflow: c,
+            data_id: "d1".into(),
+            size_bytes: size,
+            pending,
+            abandoned: false,
+        };
+        s.put_done(a, &object(true, 0));
+        s.start_flow(
+            a,
+            &FlowInfo {
+                size_pending: true,
+                ..flow(1, c, "b:1", 0)
+            },
+        );
+        let rate = |u: &RateUpdate| u.rates[0].bytes_per_s;
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let mut varys = build(SchedulerKind::Varys, &SchedOptions::default());
+        assert_eq!(rate(&s.decide(fair.as_mut(), 0.0).1[a]), 100.0);
+        assert_eq!(rate(&s.decide(varys.as_mut(), 0.0).1[a]), 0.0);
+        s.put_done(a, &object(false, 5000));
+        assert_eq!(s.flows[&(a, 1)].size_bytes, 5000.0);
+        assert_eq!(rate(&s.decide(varys.as_mut(), 0.0).1[a]), 100.0);
+        // The completion reported before the start: the start takes the size on record.
+        s.start_flow(
+            a,
+            &FlowInfo {
+                size_pending: true,
+                data_id: "d1".into(),
+                ..flow(2, c, "b:1", 0)
+            },
+        );
+        assert!(!s.flows[&(a, 2)].size_pending);
+        // An abandoned put is forgotten.
+        s.put_done(
+            a,
+            &StoredObject {
+                abandoned: true,
+                ..object(false, 0)
+            },
+        );
+        assert!(s.objects.is_empty());
     }
 }
