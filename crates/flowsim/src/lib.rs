@@ -10,6 +10,6 @@ pub mod pull;
 pub mod summary;
 mod world;
 
-pub use engine::{simulate, simulate_with, SimError, SimOptions};
+pub use engine::{simulate, simulate_with, Dependencies, SimError, SimOptions};
 pub use outcome::{CoflowOutcome, SimOutput};
 pub use summary::Summary;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use coflowkit_flowsim::SimError;
+use coflowkit_flowsim::{simulate_with, Dependencies, SimError, SimOptions};
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::policy::aalo::{Aalo, AaloConfig};
 use coflowkit_sched::policy::dclas::{InterQueue, Queues, WithinCoflow};
@@ -125,4 +125,39 @@ fn bad_parents_are_refused_with_the_coflow_named() {
     t.0.coflows[2].parents.clear();
     let err = coflowkit_flowsim::simulate(&t.0, &t.1, &mut Aalo::new(two_queues())).unwrap_err();
     assert!(err.to_string().contains("parent 3 is unknown"), "{err}");
+}
+
+/// Starts-after (barriers) vs finishes-before (pipelined), on disjoint ports so only the
+/// dependency matters: P (2 B, t=0) -> Ch (1 B, t=0.5) -> G (1 B, t=0.6), and Z (1 B, t=3.5,
+/// child of P, whose parent is done by then).
+#[test]
+fn starts_after_holds_a_child_until_its_last_parent_finished() {
+    let mut ch = coflow(2, 0.5, &[(2, 3, 1.0)]);
+    ch.parents = vec![1];
+    let mut g = coflow(3, 0.6, &[(4, 5, 1.0)]);
+    g.parents = vec![2];
+    let mut z = coflow(4, 3.5, &[(6, 7, 1.0)]);
+    z.parents = vec![1];
+    let t = toy(8, vec![coflow(1, 0.0, &[(0, 1, 2.0)]), ch, g, z]);
+    let run_deps = |deps| {
+        let opts = SimOptions {
+            dependencies: deps,
+            ..Default::default()
+        };
+        let mut fair = coflowkit_sched::build(SchedulerKind::Fair, &SchedOptions::default());
+        simulate_with(&t.0, &t.1, fair.as_mut(), &opts).unwrap()
+    };
+    let finish = |o: &coflowkit_flowsim::SimOutput| -> Vec<f64> {
+        o.coflows.iter().map(|c| c.finish_s).collect()
+    };
+    // Pipelined: everyone runs at once.
+    let fb = run_deps(Dependencies::FinishesBefore);
+    assert_close(&finish(&fb), &[2.0, 1.5, 1.6, 4.5]);
+    // Barriers: Ch starts when P ends (2), G when Ch ends (3); Z arrives after P's end.
+    let sa = run_deps(Dependencies::StartsAfter);
+    assert_close(&finish(&sa), &[2.0, 3.0, 4.0, 4.5]);
+    let arrivals: Vec<f64> = sa.coflows.iter().map(|c| c.arrival_s).collect();
+    assert_close(&arrivals, &[0.0, 2.0, 3.0, 3.5]);
+    // CCTs count from the release.
+    assert_close(&ccts(&sa), &[2.0, 1.0, 1.0, 1.0]);
 }
