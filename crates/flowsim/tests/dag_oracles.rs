@@ -6,11 +6,12 @@
 mod common;
 
 use coflowkit_flowsim::{simulate_with, Dependencies, SimError, SimOptions};
-use coflowkit_model::{Fabric, Trace};
+use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_sched::policy::aalo::{Aalo, AaloConfig};
 use coflowkit_sched::policy::dclas::{InterQueue, Queues, WithinCoflow};
 use coflowkit_sched::{DagError, SchedOptions, SchedulerKind};
 use common::*;
+use proptest::prelude::*;
 
 /// Strict priority, Δ = 0, two queues: Q1 = (0, 2], Q2 = (2, inf).
 fn two_queues() -> AaloConfig {
@@ -160,4 +161,69 @@ fn starts_after_holds_a_child_until_its_last_parent_finished() {
     assert_close(&arrivals, &[0.0, 2.0, 3.0, 3.5]);
     // CCTs count from the release.
     assert_close(&ccts(&sa), &[2.0, 1.0, 1.0, 1.0]);
+}
+
+/// Random DAGs: each coflow (in arrival order) names up to two earlier ones as parents.
+fn dag_workload() -> impl Strategy<Value = (Trace, Fabric)> {
+    let flow =
+        (0u32..4, 0u32..4, 0.01f64..6.0).prop_map(|(src, dst, bytes)| Flow { src, dst, bytes });
+    let coflow = (
+        0.0f64..4.0,
+        prop::collection::vec(flow, 1..5),
+        prop::collection::vec(any::<prop::sample::Index>(), 0..3),
+    );
+    prop::collection::vec(coflow, 1..8).prop_map(|mut cs| {
+        cs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let coflows = cs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (arrival, flows, parents))| {
+                let mut c = Coflow::new(i as u64 + 1, arrival, flows);
+                if i > 0 {
+                    c.parents = parents.iter().map(|p| p.index(i) as u64 + 1).collect();
+                    c.parents.sort_unstable();
+                    c.parents.dedup();
+                }
+                c
+            })
+            .collect();
+        toy(4, coflows)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Every policy finishes every DAG within the isolated bounds, deterministically; under
+    /// starts-after no child starts before all its parents finished.
+    #[test]
+    fn dags_finish_and_barriers_hold(t in dag_workload()) {
+        for deps in [Dependencies::FinishesBefore, Dependencies::StartsAfter] {
+            let opts = SimOptions { dependencies: deps, ..Default::default() };
+            let scheds = [
+                (SchedulerKind::Aalo, SchedOptions::default()),
+                (SchedulerKind::Aalo, SchedOptions { aalo: two_queues(), ..Default::default() }),
+                (SchedulerKind::Varys, SchedOptions::default()),
+                (SchedulerKind::Fair, SchedOptions::default()),
+            ];
+            for (kind, so) in &scheds {
+                let go = || {
+                    let mut s = coflowkit_sched::build(*kind, so);
+                    simulate_with(&t.0, &t.1, s.as_mut(), &opts).unwrap()
+                };
+                let out = go();
+                prop_assert_eq!(out.coflows.len(), t.0.coflows.len());
+                for (o, c) in out.coflows.iter().zip(&t.0.coflows) {
+                    prop_assert!(o.cct_s >= o.isolated_cct_s * (1.0 - 1e-9), "{:?} {:?}", kind, deps);
+                    if deps == Dependencies::StartsAfter {
+                        for &p in &c.parents {
+                            let parent = &out.coflows[p as usize - 1];
+                            prop_assert!(o.arrival_s >= parent.finish_s, "{} started before parent {}", c.id, p);
+                        }
+                    }
+                }
+                prop_assert_eq!(ccts(&go()), ccts(&out), "{:?} is not deterministic", kind);
+            }
+        }
+    }
 }
