@@ -21,7 +21,12 @@
 //! ```
 //!
 //! Non-clairvoyant use (Aalo): register with [`CoflowOptions::non_clairvoyant`]; the scheduler
-//! then never sees flow sizes, only the bytes the daemons report every Δ.
+//! then never sees flow sizes, only the bytes the daemons report every Δ. Data may be streamed
+//! ([`Client::writer`], Aalo's `AaloOutputStream`): gets receive it while it is produced.
+//!
+//! Dependencies (Aalo §6.6): a coflow registered with [`CoflowOptions::parents`] joins its
+//! parents' DAG; Aalo schedules the DAG as one entity and the child behind its parents when
+//! they contend. Parents must be registered first.
 
 use std::path::Path;
 use std::pin::Pin;
