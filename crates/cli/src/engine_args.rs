@@ -31,6 +31,8 @@ impl EngineArgs {
         Ok(SimOptions {
             flow_quantum_s: self.flow_quantum,
             refresh_s: self.refresh,
+            // No trace format the CLI reads carries `parents` yet: nothing to choose.
+            dependencies: Default::default(),
         })
     }
 }

@@ -45,6 +45,7 @@ pub fn run(args: StatusArgs) -> Result<()> {
             "coflows": s.coflows.iter().map(|c| json!({
                 "id": c.id, "name": c.name, "ready": c.ready, "age_s": c.age_s,
                 "sent_bytes": c.sent_bytes,
+                "dag": format!("{}.{}", c.dag_external, c.dag_internal), "parents": c.parents,
                 "flows": c.flows.iter().map(|f| json!({
                     "src": f.src, "dst": f.dst, "data_id": f.data_id, "size_bytes": f.size_bytes,
                     "sent_bytes": f.sent_bytes, "bytes_per_s": f.bytes_per_s,
@@ -81,9 +82,11 @@ pub fn run(args: StatusArgs) -> Result<()> {
     println!("coflows:");
     for c in &s.coflows {
         println!(
-            "  {} {:<12} {:<9} age {:>8.2} s, {} bytes sent, {} flows",
+            "  {} {:<12} dag {}.{} {:<9} age {:>8.2} s, {} bytes sent, {} flows",
             c.id,
             c.name,
+            c.dag_external,
+            c.dag_internal,
             if c.ready { "ready" } else { "not ready" },
             c.age_s,
             c.sent_bytes,

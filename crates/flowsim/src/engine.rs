@@ -9,6 +9,8 @@ use coflowkit_sched::alloc::Freed;
 use coflowkit_sched::{CoflowState, FlowCompletion, FlowState, Rates, Scheduler, Snapshot};
 use thiserror::Error;
 
+use crate::dag::DagBook;
+pub use crate::dag::Dependencies;
 use crate::outcome::SimOutput;
 use crate::world::{Meta, World, SAME_TIME};
 
@@ -37,6 +39,8 @@ pub enum SimError {
         time_s: f64,
         rate: f64,
     },
+    #[error("dependencies: {0}")]
+    Dag(#[from] coflowkit_sched::DagError),
     #[error("scheduler `{scheduler}` stalled at t={time_s}s: {flows} flows left, none has a rate, and nothing is due to happen")]
     Stalled {
         scheduler: String,
@@ -67,6 +71,11 @@ pub struct SimOptions {
     /// rates get re-planned (MADD) and not only topped up. None = only on coflow events.
     #[serde(default)]
     pub refresh_s: Option<f64>,
+    /// What `Coflow::parents` mean: finishes-before (default; pipelined stages, a child runs
+    /// beside its parents) or starts-after (barriers: a child arrives when its last parent
+    /// finishes). See docs/choices.md.
+    #[serde(default)]
+    pub dependencies: Dependencies,
 }
 
 /// [`simulate`] with options.
@@ -88,6 +97,8 @@ pub fn simulate_with(
             .arrival_s
             .total_cmp(&trace.coflows[b].arrival_s)
     });
+
+    let mut dags = DagBook::new(trace, &order, opts.dependencies)?;
 
     let mut w = World {
         trace,
@@ -113,8 +124,29 @@ pub fn simulate_with(
     loop {
         // A decision point: bring state up to date, admit arrivals, decide.
         w.sync(now);
-        while next < order.len() && trace.coflows[order[next]].arrival_s <= now {
-            let ti = order[next];
+        // Starts-after: children whose last parent just finished arrive now.
+        let mut released = match dags.as_mut() {
+            Some(d) => {
+                if w.retire(now) {
+                    d.refresh(trace, &w.outcomes, &mut w.active);
+                }
+                d.release(now, &w.outcomes)
+            }
+            None => Vec::new(),
+        };
+        loop {
+            let (ti, arrival_s) = if let Some(ti) = released.pop() {
+                (ti, now)
+            } else if next < order.len() && trace.coflows[order[next]].arrival_s <= now {
+                let ti = order[next];
+                next += 1;
+                if dags.as_mut().is_some_and(|d| d.hold(ti, &w.outcomes)) {
+                    continue;
+                }
+                (ti, trace.coflows[ti].arrival_s)
+            } else {
+                break;
+            };
             let c = &trace.coflows[ti];
             let flows: Vec<FlowState> = c
                 .flows
@@ -140,17 +172,23 @@ pub fn simulate_with(
             });
             w.active.push(CoflowState {
                 id: c.id,
-                arrival_s: c.arrival_s,
+                arrival_s,
                 deadline_s: c.deadline_s.map(|d| c.arrival_s + d),
                 weight: c.weight,
                 total_flows: c.flows.len(),
                 sent_bytes: 0.0,
                 max_flow_sent_bytes: 0.0,
                 flows,
+                dag: dags.as_mut().map(|d| d.admit(ti)),
             });
-            next += 1;
         }
-        w.retire(now);
+        // Coflows that arrived as others finish: `retire` moves rates along with coflows.
+        w.rates.per_coflow.resize_with(w.active.len(), Vec::new);
+        if w.retire(now) {
+            if let Some(d) = dags.as_mut() {
+                d.refresh(trace, &w.outcomes, &mut w.active);
+            }
+        }
         if w.active.is_empty() {
             match order.get(next) {
                 Some(&ti) => {
@@ -221,6 +259,9 @@ pub fn simulate_with(
                 }
             }
         }
+    }
+    if let Some(d) = &dags {
+        d.restate_released(&mut w.outcomes);
     }
     Ok(SimOutput {
         scheduler: name,

@@ -3,12 +3,13 @@
 //! earliest of an arrival, a flow completion, or a wake-up the scheduler asked for. There is no
 //! time step. The schedulers are the shared ones of `coflowkit-sched`.
 
+mod dag;
 pub mod engine;
 pub mod outcome;
 pub mod pull;
 pub mod summary;
 mod world;
 
-pub use engine::{simulate, simulate_with, SimError, SimOptions};
+pub use engine::{simulate, simulate_with, Dependencies, SimError, SimOptions};
 pub use outcome::{CoflowOutcome, SimOutput};
 pub use summary::Summary;

@@ -84,6 +84,7 @@ fn o8_weighted_queues_split_a_port_10_to_8() {
         total_flows: 1,
         sent_bytes: sent,
         max_flow_sent_bytes: sent,
+        dag: None,
         flows: vec![FlowState {
             src: 0,
             dst,

@@ -167,6 +167,7 @@ fn states(t: &Trace) -> Vec<CoflowState> {
             total_flows: c.flows.len(),
             sent_bytes: 0.0,
             max_flow_sent_bytes: 0.0,
+            dag: None,
             flows: c
                 .flows
                 .iter()

@@ -39,7 +39,9 @@ fn main() {
             let mut made = 0;
             while made < flows {
                 let width = (10 + next() % 91) as usize;
-                let c = s.register_coflow(String::new(), 0, None, 1.0, vec![]);
+                let c = s
+                    .register_coflow(String::new(), 0, None, 1.0, vec![])
+                    .expect("no parents");
                 for j in 0..width.min(flows - made) {
                     let src = (next() % hosts as u64) as usize;
                     let dst = &addrs[(next() % hosts as u64) as usize];
@@ -53,6 +55,7 @@ fn main() {
                             dst: dst.clone(),
                             size_bytes: size,
                             sent_bytes: 0,
+                            size_pending: false,
                         },
                     );
                 }

@@ -21,9 +21,18 @@
 //! ```
 //!
 //! Non-clairvoyant use (Aalo): register with [`CoflowOptions::non_clairvoyant`]; the scheduler
-//! then never sees flow sizes, only the bytes the daemons report every Δ.
+//! then never sees flow sizes, only the bytes the daemons report every Δ. Data may be streamed
+//! ([`Client::writer`], Aalo's `AaloOutputStream`): gets receive it while it is produced.
+//!
+//! Dependencies (Aalo §6.6): a coflow registered with [`CoflowOptions::parents`] joins its
+//! parents' DAG; Aalo schedules the DAG as one entity and the child behind its parents when
+//! they contend. Parents must be registered first.
 
 use std::path::Path;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -160,12 +169,60 @@ impl Client {
         self.put_stream(coflow, data_id, f).await
     }
 
-    /// Store everything `reader` yields (size need not be known in advance).
+    /// Store everything `reader` yields (size need not be known in advance). Gets of the
+    /// object are served while it streams in, as blocks arrive.
     pub async fn put_stream<R: AsyncRead + Unpin>(
         &self,
         coflow: CoflowId,
         data_id: &str,
+        reader: R,
+    ) -> Result<u64> {
+        self.put_blocks(coflow, data_id, reader, None).await
+    }
+
+    /// A streaming put (Aalo's `AaloOutputStream`): write the object's bytes over time with
+    /// [`tokio::io::AsyncWriteExt`]; each 16 KiB block goes to the daemon as soon as it is
+    /// full and is served at once to gets of the object already waiting for it (no barrier
+    /// between producing and sending). End with [`CoflowWriter::finish`], which returns the
+    /// size; a writer dropped unfinished abandons the put, and those gets fail with
+    /// [`Error::Abandoned`]. Non-clairvoyant schedulers (aalo, fair) schedule the gets from
+    /// the bytes sent; clairvoyant ones hold them until the put is complete and its size known.
+    ///
+    /// ```no_run
+    /// use coflowkit_runtime::{Client, CoflowOptions};
+    /// use tokio::io::AsyncWriteExt;
+    /// # async fn demo(client: Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let coflow = client.register(CoflowOptions::non_clairvoyant()).await?;
+    /// let mut out = client.writer(coflow, "m0-r0");                  // mapper 0, reducer 0
+    /// for record in ["a,1\n", "b,2\n"] {
+    ///     out.write_all(record.as_bytes()).await?;                   // as the mapper produces
+    /// }
+    /// let bytes = out.finish().await?;
+    /// // Meanwhile, on the reducer: client.get(coflow, "m0-r0") receives the blocks as they come.
+    /// # let _ = bytes; Ok(()) }
+    /// ```
+    pub fn writer(&self, coflow: CoflowId, data_id: &str) -> CoflowWriter {
+        let (rx, tx) = tokio::io::simplex(2 * BLOCK_BYTES);
+        let committed = Arc::new(AtomicBool::new(false));
+        let (client, id, flag) = (self.clone(), data_id.to_string(), committed.clone());
+        let task =
+            tokio::spawn(async move { client.put_blocks(coflow, &id, rx, Some(flag)).await });
+        CoflowWriter {
+            pipe: Some(tx),
+            committed,
+            task: Some(task),
+        }
+    }
+
+    /// The put itself. With `committed`, the reader's end completes the object only if the
+    /// flag was set (a [`CoflowWriter`] finished); otherwise the connection is dropped without
+    /// an end, which abandons the put.
+    async fn put_blocks<R: AsyncRead + Unpin>(
+        &self,
+        coflow: CoflowId,
+        data_id: &str,
         mut reader: R,
+        committed: Option<Arc<AtomicBool>>,
     ) -> Result<u64> {
         let host = self.cfg.local_daemon.clone();
         let peer = |msg: String| Error::Protocol {
@@ -196,7 +253,10 @@ impl Client {
         let mut total = 0u64;
         let io = |e| Error::io(format!("putting `{data_id}` to daemon {host}"), e);
         loop {
-            let n = read_full(&mut reader, &mut buf)
+            // Whatever the reader has (up to a block) leaves at once: a get of a streaming
+            // put sees bytes as they are produced, not when a block fills.
+            let n = reader
+                .read(&mut buf)
                 .await
                 .map_err(|e| Error::io(format!("reading the data of `{data_id}`"), e))?;
             if n == 0 {
@@ -205,7 +265,14 @@ impl Client {
             frame::write_block(&mut w, crc32fast::hash(&buf[..n]), &buf[..n])
                 .await
                 .map_err(io)?;
+            w.flush().await.map_err(io)?;
             total += n as u64;
+        }
+        if committed.is_some_and(|c| !c.load(Ordering::Acquire)) {
+            return Err(Error::io(
+                format!("putting `{data_id}` to daemon {host}"),
+                std::io::Error::other("the writer was dropped before finish: put abandoned"),
+            ));
         }
         frame::write_end(&mut w, total).await.map_err(io)?;
         let reply: DataReply = frame::read_msg(&mut r, &mut rbuf, Kind::Reply)
@@ -270,7 +337,8 @@ impl Client {
                 msg: reply.error,
             });
         }
-        let size = reply.size_bytes;
+        // A streaming get (the put is still coming in) learns the size from the end frame.
+        let size = (!reply.streaming).then_some(reply.size_bytes);
         let failed = |got: u64, why: String| Error::DaemonFailed {
             host: host.clone(),
             coflow,
@@ -290,7 +358,16 @@ impl Client {
                     got += (buf.len() - 4) as u64;
                     block += 1;
                 }
-                Ok(Chunk::End(total)) if total == got && total == size => break,
+                Ok(Chunk::End(total)) if total == got && size.is_none_or(|s| s == total) => break,
+                Ok(Chunk::Refused(why)) => {
+                    return Err(Error::Abandoned {
+                        host,
+                        coflow,
+                        data_id: data_id.to_string(),
+                        got,
+                        why,
+                    })
+                }
                 Ok(Chunk::End(total)) => {
                     return Err(failed(got, format!("the end frame says {total} bytes")))
                 }
@@ -345,15 +422,59 @@ impl Client {
     }
 }
 
-/// Fill `buf` as far as the reader goes; returns how much (0 = end).
-async fn read_full<R: AsyncRead + Unpin>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        let k = r.read(&mut buf[n..]).await?;
-        if k == 0 {
-            break;
+/// A streaming put, from [`Client::writer`]: an [`AsyncWrite`] whose bytes reach gets of the
+/// object while it is still being written.
+pub struct CoflowWriter {
+    pipe: Option<tokio::io::WriteHalf<tokio::io::SimplexStream>>,
+    committed: Arc<AtomicBool>,
+    task: Option<tokio::task::JoinHandle<Result<u64>>>,
+}
+
+impl CoflowWriter {
+    /// Complete the object: flush the last block and the end, wait for the daemon to store
+    /// it. Returns the object's size.
+    pub async fn finish(mut self) -> Result<u64> {
+        self.committed.store(true, Ordering::Release);
+        if let Some(mut p) = self.pipe.take() {
+            // The put task may have failed already (its error is the one to report).
+            let _ = p.shutdown().await;
         }
-        n += k;
+        let task = self.task.take().expect("finish runs once");
+        task.await
+            .map_err(|e| Error::io("the put task", std::io::Error::other(e)))?
     }
-    Ok(n)
+
+    fn pipe(&mut self) -> Pin<&mut tokio::io::WriteHalf<tokio::io::SimplexStream>> {
+        Pin::new(self.pipe.as_mut().expect("open until finish"))
+    }
+}
+
+impl AsyncWrite for CoflowWriter {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.pipe().poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.pipe().poll_flush(cx)
+    }
+
+    /// Ends the byte stream, but only [`CoflowWriter::finish`] completes the object.
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.pipe().poll_shutdown(cx)
+    }
+}
+
+impl Drop for CoflowWriter {
+    fn drop(&mut self) {
+        // Unfinished: stop the put task, which drops its connection without an end frame;
+        // the daemon abandons the put. (Dropping the pipe alone does not end it: the two
+        // halves of a simplex share the stream.)
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
 }

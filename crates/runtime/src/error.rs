@@ -35,13 +35,23 @@ pub enum Error {
         data_id: String,
         block: u64,
     },
-    #[error("daemon {host} failed during the transfer of coflow {coflow} data `{data_id}` after {got} of {size} bytes: {why}")]
+    #[error("daemon {host} failed during the transfer of coflow {coflow} data `{data_id}` after {got} of {} bytes: {why}", size.map_or("a not yet known number of".to_string(), |s| s.to_string()))]
     DaemonFailed {
         host: String,
         coflow: u64,
         data_id: String,
         got: u64,
-        size: u64,
+        /// `None` for an object still being put when the get started (streaming).
+        size: Option<u64>,
+        why: String,
+    },
+    /// A get of an object that was still being put: the put broke off.
+    #[error("the put of coflow {coflow} data `{data_id}` being streamed from daemon {host} was abandoned after {got} bytes reached this get: {why}")]
+    Abandoned {
+        host: String,
+        coflow: u64,
+        data_id: String,
+        got: u64,
         why: String,
     },
     #[error("invalid configuration: {0}")]

@@ -133,6 +133,9 @@ pub enum Chunk {
     /// Verified block; the bytes are in the read buffer from offset 4.
     Block,
     End(u64),
+    /// A reply in place of a block: the sender gives up, saying why (a put that was being
+    /// streamed to a get was abandoned).
+    Refused(String),
 }
 
 /// Read the next block (checksum verified) or the end frame.
@@ -157,6 +160,11 @@ pub async fn read_chunk<R: AsyncRead + Unpin>(
                 .try_into()
                 .map_err(|_| FrameError::Malformed(Kind::End))?;
             Ok(Chunk::End(u64::from_be_bytes(b)))
+        }
+        Kind::Reply => {
+            let reply = crate::proto::DataReply::decode(buf.as_slice())
+                .map_err(|_| FrameError::Malformed(Kind::Reply))?;
+            Ok(Chunk::Refused(reply.error))
         }
         got => Err(FrameError::Unexpected {
             expected: Kind::Block,

@@ -24,7 +24,7 @@ pub mod rpc;
 mod running;
 
 pub use auth::{Token, PROTOCOL_VERSION};
-pub use client::{Client, ClientConfig, CoflowId, CoflowOptions};
+pub use client::{Client, ClientConfig, CoflowId, CoflowOptions, CoflowWriter};
 pub use coordinator::CoordinatorConfig;
 pub use daemon::DaemonConfig;
 pub use error::{Error, Result};

@@ -44,14 +44,14 @@ proptest! {
             let p = s.register_daemon(a, nic, &[], &[]);
             s.set_connected(p, true);
         }
-        let coflows: Vec<u64> = (0..4).map(|_| s.register_coflow(String::new(), 0, None, 1.0, vec![])).collect();
+        let coflows: Vec<u64> = (0..4).map(|_| s.register_coflow(String::new(), 0, None, 1.0, vec![]).unwrap()).collect();
         let n = nics.len();
         let mut dst_of = HashMap::new();
         for (i, &(src, dst, size, c, done)) in flows.iter().enumerate() {
             let (src, dst) = (src % n, dst % n);
             s.start_flow(src, &FlowInfo {
                 flow: i as u64, coflow: coflows[c], data_id: String::new(),
-                dst: addrs[dst].clone(), size_bytes: size, sent_bytes: 0,
+                dst: addrs[dst].clone(), size_bytes: size, sent_bytes: 0, size_pending: false,
             });
             dst_of.insert((src, i as u64), dst);
             if done {

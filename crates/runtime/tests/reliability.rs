@@ -37,7 +37,7 @@ async fn a_killed_daemon_fails_its_gets_by_name_while_other_coflows_finish() {
             host, got, size, ..
         } => {
             assert_eq!(host, &dead);
-            assert!(got < size);
+            assert!(Some(*got) < *size);
         }
         other => panic!("expected DaemonFailed, got {other}"),
     }
@@ -105,6 +105,7 @@ async fn malformed_and_oversized_requests_are_rejected_and_service_continues() {
             coflow: 1,
             data_id: format!("{i:0>60}"),
             size_bytes: 1,
+            ..Default::default()
         })
         .collect();
     let e = raw

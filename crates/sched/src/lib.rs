@@ -4,6 +4,7 @@
 //! scheduler never owns the clock, it is told the time and may ask to be called again.
 
 pub mod alloc;
+pub mod dag;
 pub mod policy;
 pub mod registry;
 pub mod select;
@@ -11,6 +12,7 @@ pub mod state;
 
 use alloc::{Freed, TopUp};
 
+pub use dag::{DagError, DagIds, DagPos};
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
 pub use state::{CoflowState, Decision, FlowCompletion, FlowState, Rates, Snapshot};
 

@@ -2,6 +2,8 @@
 //! world fills it from its event loop, the real coordinator from daemon reports.
 
 use coflowkit_model::{CoflowId, Fabric};
+
+use crate::dag::DagPos;
 use serde::{Deserialize, Serialize};
 
 /// An unfinished flow.
@@ -32,6 +34,9 @@ pub struct CoflowState {
     pub max_flow_sent_bytes: f64,
     /// Unfinished flows, in the coflow's original flow order.
     pub flows: Vec<FlowState>,
+    /// Its place in a DAG of coflows, when the world tracks dependencies (`None`: a coflow on
+    /// its own). Aalo reads it; the other policies ignore it (docs/choices.md).
+    pub dag: Option<DagPos>,
 }
 
 impl CoflowState {

@@ -31,6 +31,7 @@ fn snapshot() -> impl Strategy<Value = (Fabric, Vec<CoflowState>)> {
                     total_flows: flows.len(),
                     sent_bytes: flows.iter().map(|f| f.sent_bytes).sum(),
                     max_flow_sent_bytes: flows.iter().map(|f| f.sent_bytes).fold(0.0, f64::max),
+                    dag: None,
                     flows,
                 })
                 .collect();

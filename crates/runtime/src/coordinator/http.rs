@@ -120,6 +120,7 @@ fn status_json(shared: &Shared) -> String {
         "coflows": s.coflows.values().map(|c| json!({
             "id": c.id, "name": c.name, "age_s": now - c.arrival_s,
             "ready": c.flows.len() >= c.num_flows as usize, "parents": c.parents,
+            "dag": s.dags.pos(c.id).map(|d| format!("{}.{}", d.external, d.internal)),
             "flows": c.flows.iter().filter_map(|k| s.flows.get(k)).map(|f| json!({
                 "src": s.daemons[f.src].addr,
                 "dst": f.dst.map(|d| s.daemons[d].addr.clone()),

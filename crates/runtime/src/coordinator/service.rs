@@ -120,6 +120,7 @@ impl Coordinator for Service {
             if r.weight == 0.0 { 1.0 } else { r.weight },
             r.parents,
         );
+        let id = id.map_err(|e| bad("parents", e))?;
         self.0.changed();
         tracing::info!(coflow = id, "registered");
         Ok(Response::new(RegisterCoflowReply { coflow: id }))
@@ -288,8 +289,12 @@ impl Coordinator for Service {
                         bytes_per_s: f.rate,
                     })
                     .collect();
+                let dag = s.dags.pos(c.id);
                 status_reply::Coflow {
                     id: c.id,
+                    dag_external: dag.map_or(0, |d| d.external),
+                    dag_internal: dag.map_or(0, |d| d.internal),
+                    parents: c.parents.clone(),
                     name: c.name.clone(),
                     ready: c.flows.len() >= c.num_flows as usize,
                     age_s: now - c.arrival_s,

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Instant;
 
 use coflowkit_model::Fabric;
-use coflowkit_sched::{CoflowState, FlowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::{CoflowState, DagError, DagIds, FlowState, Rates, Scheduler, Snapshot};
 
 use crate::proto::{FlowInfo, FlowRate, RateUpdate, StoredObject};
 
@@ -47,6 +47,9 @@ pub struct FlowRec {
     /// Receiving daemon, or `None` for a receiver outside the daemon set.
     pub dst: Option<usize>,
     pub size_bytes: f64,
+    /// The get started while the put still streamed in: `size_bytes` is not known until the
+    /// put's completion is reported. Clairvoyant policies do not see the flow until then.
+    pub size_pending: bool,
     pub sent_bytes: f64,
     pub done: bool,
     pub rate: f64,
@@ -74,6 +77,10 @@ pub struct State {
     pub rounds: u64,
     pub last_decision_s: f64,
     rates: Rates,
+    /// Every coflow's `external.internal` id (Pseudocode 5) and each DAG's bytes of
+    /// unregistered coflows. Grows with the coflows registered (a child may name a parent long
+    /// unregistered).
+    pub dags: DagIds,
 }
 
 /// Coflow ids are unique across coordinator restarts: the start time in milliseconds (since the
@@ -106,6 +113,7 @@ impl State {
             rounds: 0,
             last_decision_s: 0.0,
             rates: Rates::default(),
+            dags: DagIds::new(),
         }
     }
 
@@ -121,10 +129,11 @@ impl State {
         deadline_rel_s: Option<f64>,
         weight: f64,
         parents: Vec<u64>,
-    ) -> u64 {
+    ) -> Result<u64, DagError> {
         let id = self.next_coflow;
-        self.next_coflow += 1;
         let now = self.now_s();
+        self.dags.assign(id, now, &parents)?;
+        self.next_coflow += 1;
         self.coflows.insert(
             id,
             CoflowRec {
@@ -140,13 +149,16 @@ impl State {
             },
         );
         self.dirty.major = true;
-        id
+        Ok(id)
     }
 
     /// A coflow the coordinator has not seen (it restarted): rebuilt from a daemon's report.
     fn ensure_coflow(&mut self, id: u64) {
         if !self.coflows.contains_key(&id) && !self.unregistered.contains(&id) {
             let now = self.now_s();
+            // Its DAG was lost with the old coordinator: it starts a new one (children may
+            // still name it).
+            let _ = self.dags.assign(id, now, &[]);
             self.coflows.insert(
                 id,
                 CoflowRec {
@@ -167,8 +179,12 @@ impl State {
 
     pub fn unregister(&mut self, id: u64) {
         if let Some(c) = self.coflows.remove(&id) {
+            let mut sent = 0.0;
             for k in c.flows {
-                self.flows.remove(&k);
+                sent += self.flows.remove(&k).map_or(0.0, |f| f.sent_bytes);
+            }
+            if let Some(d) = self.dags.pos(id) {
+                self.dags.add_finished(d.external, sent);
             }
         }
         let before = self.objects.len();
@@ -233,9 +249,31 @@ impl State {
         port
     }
 
+    /// A put started streaming in (`pending`), completed, or was abandoned.
     pub fn put_done(&mut self, port: usize, o: &StoredObject) {
         if self.unregistered.contains(&o.coflow) {
             return;
+        }
+        let key = (o.coflow, o.data_id.clone());
+        if o.abandoned {
+            if self.objects.get(&key).is_some_and(|&(src, _)| src == port) {
+                self.objects.remove(&key);
+                self.daemons[port].objects = self.daemons[port].objects.saturating_sub(1);
+            }
+            return;
+        }
+        if !o.pending {
+            // Gets that started while it streamed in now know their size.
+            let mut learned = false;
+            for f in self.flows.values_mut() {
+                if f.size_pending && f.src == port && f.coflow == o.coflow && f.data_id == o.data_id
+                {
+                    f.size_pending = false;
+                    f.size_bytes = o.size_bytes as f64;
+                    learned = true;
+                }
+            }
+            self.dirty.major |= learned;
         }
         self.ensure_coflow(o.coflow);
         if self
@@ -270,6 +308,16 @@ impl State {
         self.ensure_coflow(f.coflow);
         let key = (port, f.flow);
         let dst = self.by_addr.get(&f.dst).copied();
+        // The put's completion may have been reported before this start (two RPCs): a
+        // non-empty size on record is final.
+        let (mut size, mut size_pending) = (f.size_bytes as f64, f.size_pending);
+        if size_pending {
+            if let Some(&(src, known)) = self.objects.get(&(f.coflow, f.data_id.clone())) {
+                if src == port && known > 0 {
+                    (size, size_pending) = (known as f64, false);
+                }
+            }
+        }
         let old = self.flows.insert(
             key,
             FlowRec {
@@ -277,7 +325,8 @@ impl State {
                 data_id: f.data_id.clone(),
                 src: port,
                 dst,
-                size_bytes: f.size_bytes as f64,
+                size_bytes: size,
+                size_pending,
                 sent_bytes: f.sent_bytes as f64,
                 done: false,
                 rate: 0.0,
@@ -351,6 +400,62 @@ impl State {
         }
     }
 
+    /// The coflow's state for the scheduler, if it is READY and has unfinished flows (its
+    /// `dag` is filled in by the caller).
+    fn snapshot_coflow(
+        &self,
+        c: &CoflowRec,
+        clairvoyant: bool,
+        outside: u32,
+        active: &mut Vec<CoflowState>,
+        keys: &mut Vec<Vec<FlowKey>>,
+    ) {
+        if c.flows.len() < c.num_flows as usize {
+            return; // not READY: the scheduler considers it once all hinted gets started
+        }
+        let mut sent = 0.0;
+        let mut max_sent: f64 = 0.0;
+        let mut flows = Vec::new();
+        let mut fk = Vec::new();
+        for k in &c.flows {
+            let Some(f) = self.flows.get(k) else { continue };
+            sent += f.sent_bytes;
+            max_sent = max_sent.max(f.sent_bytes);
+            if f.done || !self.daemons[f.src].connected || (clairvoyant && f.size_pending) {
+                continue;
+            }
+            // A flow whose reported bytes caught up with its size is finishing; it keeps a
+            // crumb so clairvoyant policies still give it a rate until its end is reported.
+            let remaining = if clairvoyant {
+                (f.size_bytes - f.sent_bytes).max(1.0)
+            } else {
+                f64::INFINITY
+            };
+            flows.push(FlowState {
+                src: f.src as u32,
+                dst: f.dst.map_or(outside, |d| d as u32),
+                sent_bytes: f.sent_bytes,
+                remaining_bytes: remaining,
+            });
+            fk.push(*k);
+        }
+        if flows.is_empty() {
+            return;
+        }
+        active.push(CoflowState {
+            id: c.id,
+            arrival_s: c.arrival_s,
+            deadline_s: c.deadline_s,
+            weight: c.weight,
+            total_flows: (c.num_flows as usize).max(c.flows.len()),
+            sent_bytes: sent,
+            max_flow_sent_bytes: max_sent,
+            flows,
+            dag: None,
+        });
+        keys.push(fk);
+    }
+
     /// One scheduling round at `now_s`: snapshot, allocate, record rates. Returns the wake-up
     /// the scheduler asked for and the rate table per daemon (every unfinished flow it serves).
     pub fn decide(
@@ -366,54 +471,34 @@ impl State {
         order.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s).then(a.id.cmp(&b.id)));
         let mut active = Vec::new();
         let mut keys: Vec<Vec<FlowKey>> = Vec::new();
+        // Bytes of registered coflows the snapshot leaves out (not READY, or all flows done),
+        // per DAG: with the unregistered ones', the service the DAG's active coflows inherit.
+        let mut inactive_sent: HashMap<u64, f64> = HashMap::new();
         for c in order {
-            if c.flows.len() < c.num_flows as usize {
-                continue; // not READY: the scheduler considers it once all hinted gets started
-            }
-            let mut sent = 0.0;
-            let mut max_sent: f64 = 0.0;
-            let mut flows = Vec::new();
-            let mut fk = Vec::new();
-            for k in &c.flows {
-                let Some(f) = self.flows.get(k) else { continue };
-                sent += f.sent_bytes;
-                max_sent = max_sent.max(f.sent_bytes);
-                if f.done || !self.daemons[f.src].connected {
-                    continue;
+            let before = active.len();
+            self.snapshot_coflow(c, clairvoyant, outside, &mut active, &mut keys);
+            if active.len() == before {
+                if let Some(d) = self.dags.pos(c.id) {
+                    let sent: f64 = c
+                        .flows
+                        .iter()
+                        .filter_map(|k| self.flows.get(k))
+                        .map(|f| f.sent_bytes)
+                        .sum();
+                    *inactive_sent.entry(d.external).or_default() += sent;
                 }
-                // A flow whose reported bytes caught up with its size is finishing; it keeps a
-                // crumb so clairvoyant policies still give it a rate until its end is reported.
-                let remaining = if clairvoyant {
-                    (f.size_bytes - f.sent_bytes).max(1.0)
-                } else {
-                    f64::INFINITY
-                };
-                flows.push(FlowState {
-                    src: f.src as u32,
-                    dst: f.dst.map_or(outside, |d| d as u32),
-                    sent_bytes: f.sent_bytes,
-                    remaining_bytes: remaining,
-                });
-                fk.push(*k);
             }
-            if flows.is_empty() {
-                continue;
-            }
-            active.push(CoflowState {
-                id: c.id,
-                arrival_s: c.arrival_s,
-                deadline_s: c.deadline_s,
-                weight: c.weight,
-                total_flows: (c.num_flows as usize).max(c.flows.len()),
-                sent_bytes: sent,
-                max_flow_sent_bytes: max_sent,
-                flows,
+        }
+        for c in &mut active {
+            c.dag = self.dags.pos(c.id).map(|mut d| {
+                d.finished_bytes += inactive_sent.get(&d.external).copied().unwrap_or(0.0);
+                d
             });
-            keys.push(fk);
         }
         for f in self.flows.values_mut() {
             f.rate = 0.0;
         }
+
         let mut rates = std::mem::take(&mut self.rates);
         rates.reset(&active);
         let decision = if active.is_empty() {
@@ -471,6 +556,7 @@ mod tests {
             dst: dst.into(),
             size_bytes: size,
             sent_bytes: 0,
+            size_pending: false,
         }
     }
 
@@ -483,8 +569,12 @@ mod tests {
         let b = s.register_daemon("b:1", 100.0, &[], &[]);
         s.set_connected(a, true);
         s.set_connected(b, true);
-        let big = s.register_coflow("big".into(), 1, None, 1.0, vec![]);
-        let small = s.register_coflow("small".into(), 1, None, 1.0, vec![]);
+        let big = s
+            .register_coflow("big".into(), 1, None, 1.0, vec![])
+            .unwrap();
+        let small = s
+            .register_coflow("small".into(), 1, None, 1.0, vec![])
+            .unwrap();
         s.start_flow(a, &flow(1, big, "b:1", 10_000));
         s.start_flow(a, &flow(2, small, "b:1", 100));
         let mut varys = build(SchedulerKind::Varys, &SchedOptions::default());
@@ -511,7 +601,9 @@ mod tests {
         let mut s = State::new();
         let a = s.register_daemon("a:1", 100.0, &[], &[]);
         s.set_connected(a, true);
-        let c = s.register_coflow(String::new(), 2, None, 1.0, vec![]);
+        let c = s
+            .register_coflow(String::new(), 2, None, 1.0, vec![])
+            .unwrap();
         s.start_flow(a, &flow(1, c, "", 50));
         let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
         let (_, ups) = s.decide(fair.as_mut(), 0.0);
@@ -526,6 +618,7 @@ mod tests {
             coflow: c,
             data_id: "x".into(),
             size_bytes: 5,
+            ..Default::default()
         }];
         let a2 = s2.register_daemon("a:1", 100.0, &objs, &[flow(2, c, "", 50)]);
         assert!(s2.coflows.contains_key(&c));
@@ -539,5 +632,144 @@ mod tests {
         assert!(s2.objects.is_empty() && s2.flows.is_empty());
         let (_, ups) = s2.decide(fair.as_mut(), 0.0);
         assert_eq!(ups[a2].unregistered, vec![c]);
+    }
+
+    /// The coordinator passes registered parents to the shared scheduler: under Aalo a child
+    /// joins its parent's DAG (same external id, internal 1), sits in the DAG's queue (the DAG
+    /// already sent more than Q1 holds) and waits behind its parent, but goes before a coflow
+    /// of a younger DAG that registered before it.
+    #[test]
+    fn a_child_coflow_shares_its_parents_queue_and_waits_behind_it() {
+        use coflowkit_sched::policy::aalo::AaloConfig;
+        use coflowkit_sched::policy::dclas::{InterQueue, Queues};
+        let mut s = State::new();
+        let a = s.register_daemon("a:1", 100.0, &[], &[]);
+        let b = s.register_daemon("b:1", 100.0, &[], &[]);
+        s.set_connected(a, true);
+        s.set_connected(b, true);
+        let opts = SchedOptions {
+            aalo: AaloConfig {
+                queues: Queues {
+                    k: 2,
+                    e: 10.0,
+                    q1_hi_bytes: 1000.0,
+                },
+                inter_queue: InterQueue::Strict,
+                sync_interval_s: 0.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut aalo = build(SchedulerKind::Aalo, &opts);
+        let rate =
+            |u: &RateUpdate, f: u64| u.rates.iter().find(|r| r.flow == f).unwrap().bytes_per_s;
+
+        let p = s.register_coflow("p".into(), 0, None, 1.0, vec![]).unwrap();
+        s.start_flow(a, &flow(1, p, "b:1", 10_000));
+        s.progress(a, 1, 1500, false, false); // past Q1: the DAG is in Q2
+        s.decide(aalo.as_mut(), 0.0);
+        let x = s.register_coflow("x".into(), 0, None, 1.0, vec![]).unwrap();
+        let ch = s
+            .register_coflow("ch".into(), 0, None, 1.0, vec![p])
+            .unwrap();
+        let (pd, xd, cd) = (
+            s.dags.pos(p).unwrap(),
+            s.dags.pos(x).unwrap(),
+            s.dags.pos(ch).unwrap(),
+        );
+        assert_eq!((cd.external, cd.internal), (pd.external, 1));
+        assert_ne!(xd.external, pd.external);
+        s.start_flow(a, &flow(2, x, "b:1", 10_000));
+        s.start_flow(a, &flow(3, ch, "b:1", 10_000));
+        // X is new (Q1) and goes first; the child is in its DAG's Q2 at once.
+        let (_, ups) = s.decide(aalo.as_mut(), 1.0);
+        assert_eq!(
+            [rate(&ups[a], 1), rate(&ups[a], 2), rate(&ups[a], 3)],
+            [0.0, 100.0, 0.0]
+        );
+        // X leaves Q1: Q2 is FIFO by DAG, parent before child, the child before X.
+        s.progress(a, 2, 1500, false, false);
+        let (_, ups) = s.decide(aalo.as_mut(), 2.0);
+        assert_eq!(
+            [rate(&ups[a], 1), rate(&ups[a], 2), rate(&ups[a], 3)],
+            [100.0, 0.0, 0.0]
+        );
+        s.progress(a, 1, 10_000, true, false);
+        let (_, ups) = s.decide(aalo.as_mut(), 3.0);
+        assert_eq!([rate(&ups[a], 2), rate(&ups[a], 3)], [0.0, 100.0]);
+        // The parent's bytes stay with the DAG after it is unregistered.
+        s.unregister(p);
+        assert_eq!(s.dags.pos(ch).unwrap().finished_bytes, 10_000.0);
+        let g = s
+            .register_coflow("g".into(), 0, None, 1.0, vec![ch, x])
+            .unwrap();
+        assert_eq!(s.dags.pos(g).unwrap().internal, 2);
+        assert_eq!(
+            s.dags.pos(g).unwrap().external,
+            pd.external,
+            "the older DAG"
+        );
+        let err = s.register_coflow("h".into(), 0, None, 1.0, vec![12345]);
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("parent 12345 is unknown"));
+    }
+
+    /// A get of a put still streaming in has no size yet: a non-clairvoyant policy serves it
+    /// from the start, a clairvoyant one holds it until the put's completion gives the size
+    /// (also when that report overtakes the flow's start).
+    #[test]
+    fn streaming_flows_wait_for_their_size_only_under_clairvoyant_policies() {
+        let mut s = State::new();
+        let a = s.register_daemon("a:1", 100.0, &[], &[]);
+        let b = s.register_daemon("b:1", 100.0, &[], &[]);
+        s.set_connected(a, true);
+        s.set_connected(b, true);
+        let c = s
+            .register_coflow(String::new(), 0, None, 1.0, vec![])
+            .unwrap();
+        let object = |pending, size| StoredObject {
+            coflow: c,
+            data_id: "d1".into(),
+            size_bytes: size,
+            pending,
+            abandoned: false,
+        };
+        s.put_done(a, &object(true, 0));
+        s.start_flow(
+            a,
+            &FlowInfo {
+                size_pending: true,
+                ..flow(1, c, "b:1", 0)
+            },
+        );
+        let rate = |u: &RateUpdate| u.rates[0].bytes_per_s;
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let mut varys = build(SchedulerKind::Varys, &SchedOptions::default());
+        assert_eq!(rate(&s.decide(fair.as_mut(), 0.0).1[a]), 100.0);
+        assert_eq!(rate(&s.decide(varys.as_mut(), 0.0).1[a]), 0.0);
+        s.put_done(a, &object(false, 5000));
+        assert_eq!(s.flows[&(a, 1)].size_bytes, 5000.0);
+        assert_eq!(rate(&s.decide(varys.as_mut(), 0.0).1[a]), 100.0);
+        // The completion reported before the start: the start takes the size on record.
+        s.start_flow(
+            a,
+            &FlowInfo {
+                size_pending: true,
+                data_id: "d1".into(),
+                ..flow(2, c, "b:1", 0)
+            },
+        );
+        assert!(!s.flows[&(a, 2)].size_pending);
+        // An abandoned put is forgotten.
+        s.put_done(
+            a,
+            &StoredObject {
+                abandoned: true,
+                ..object(false, 0)
+            },
+        );
+        assert!(s.objects.is_empty());
     }
 }

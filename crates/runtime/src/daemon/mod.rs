@@ -3,6 +3,7 @@
 //! sent every Δ, and keeps serving at fair share while the coordinator is away.
 
 mod flows;
+mod growth;
 mod link;
 mod serve;
 pub mod store;

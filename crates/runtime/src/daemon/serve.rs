@@ -8,11 +8,12 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
 
+use super::store::{Builder, Fetch};
 use super::{link, Daemon};
 use crate::auth::PROTOCOL_VERSION;
 use crate::frame::{self, Chunk, FrameError, Kind};
 use crate::pacer::Pacer;
-use crate::proto::{data_request, DataHello, DataReply, DataRequest, FlowInfo};
+use crate::proto::{data_request, DataHello, DataReply, DataRequest, FlowInfo, StoredObject};
 
 /// A client must say hello and ask within this time.
 const HANDSHAKE: Duration = Duration::from_secs(10);
@@ -84,7 +85,7 @@ async fn refuse<W: tokio::io::AsyncWrite + Unpin>(w: &mut W, error: String) -> s
         Kind::Reply,
         &DataReply {
             error,
-            size_bytes: 0,
+            ..Default::default()
         },
     )
     .await
@@ -102,34 +103,78 @@ where
     R: tokio::io::AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin,
 {
+    let mut b = match d.store.begin(coflow, &data_id) {
+        Ok(b) => b,
+        Err(e) => return refuse(w, e).await,
+    };
     frame::write_msg(w, Kind::Reply, &DataReply::default()).await?;
-    let mut b = d.store.begin(coflow, &data_id);
+    // Visible (locatable) while it streams in: gets are served as blocks arrive.
+    link::report_put(
+        d,
+        StoredObject {
+            coflow,
+            data_id: data_id.clone(),
+            pending: true,
+            ..Default::default()
+        },
+    )
+    .await;
+    let at = |b: &Builder| {
+        format!(
+            "the put of coflow {coflow} data `{data_id}` on daemon {} broke off after {} bytes",
+            d.cfg.advertise,
+            b.size()
+        )
+    };
     let total = loop {
         // A putter that goes silent must not hold memory forever.
         let Ok(chunk) = tokio::time::timeout(PUT_IDLE, frame::read_chunk(r, buf)).await else {
-            return refuse(w, format!("put of `{data_id}`: no data for {PUT_IDLE:?}")).await;
+            let why = format!("{}: no data for {PUT_IDLE:?}", at(&b));
+            abandon(d, &mut b, why.clone()).await;
+            return refuse(w, why).await;
         };
         match chunk {
             Ok(Chunk::Block) => {
                 let crc = u32::from_be_bytes(buf[..4].try_into().expect("checked"));
-                b.push(crc, &buf[4..]).await?;
+                if let Err(e) = b.push(crc, &buf[4..]).await {
+                    let why = format!("{}: storing: {e}", at(&b));
+                    abandon(d, &mut b, why).await;
+                    return Err(e);
+                }
             }
             Ok(Chunk::End(total)) => break total,
-            Err(FrameError::Io(e)) => return Err(e),
-            Err(e) => return refuse(w, format!("put of `{data_id}`: {e}")).await,
+            Ok(Chunk::Refused(msg)) => {
+                let why = format!("{}: the client gave up: {msg}", at(&b));
+                abandon(d, &mut b, why.clone()).await;
+                return refuse(w, why).await;
+            }
+            Err(FrameError::Io(e)) => {
+                let why = format!("{}: {e}", at(&b));
+                abandon(d, &mut b, why).await;
+                return Err(e);
+            }
+            Err(e) => {
+                let why = format!("{}: {e}", at(&b));
+                abandon(d, &mut b, why.clone()).await;
+                return refuse(w, why).await;
+            }
         }
     };
     if b.size() != total {
-        let got = b.size();
-        return refuse(
-            w,
-            format!("put of `{data_id}`: end says {total} bytes, {got} arrived"),
-        )
-        .await;
+        let why = format!(
+            "{}: its end says {total} bytes, {} arrived",
+            at(&b),
+            b.size()
+        );
+        abandon(d, &mut b, why.clone()).await;
+        return refuse(w, why).await;
     }
     let stored = match b.finish().await {
         Ok(o) => o,
-        Err(e) => return refuse(w, e).await,
+        Err(e) => {
+            report_abandoned(d, coflow, &data_id).await;
+            return refuse(w, e).await;
+        }
     };
     link::report_put(d, stored.clone()).await;
     tracing::debug!(coflow, data_id, bytes = total, "stored");
@@ -139,9 +184,27 @@ where
         &DataReply {
             error: String::new(),
             size_bytes: stored.size_bytes,
+            streaming: false,
         },
     )
     .await
+}
+
+/// The put broke off: readers get `why`, the coordinator forgets the object.
+async fn abandon(d: &Daemon, b: &mut Builder, why: String) {
+    tracing::debug!("{why}");
+    let rec = b.abandon(why);
+    link::report_put(d, rec).await;
+}
+
+async fn report_abandoned(d: &Daemon, coflow: u64, data_id: &str) {
+    let rec = StoredObject {
+        coflow,
+        data_id: data_id.to_string(),
+        abandoned: true,
+        ..Default::default()
+    };
+    link::report_put(d, rec).await;
 }
 
 async fn get<W: tokio::io::AsyncWrite + Unpin>(
@@ -161,12 +224,15 @@ async fn get<W: tokio::io::AsyncWrite + Unpin>(
         )
         .await;
     };
+    // A put still streaming in: the size is known only at its end.
+    let size = obj.size();
     frame::write_msg(
         w,
         Kind::Reply,
         &DataReply {
             error: String::new(),
-            size_bytes: obj.size,
+            size_bytes: size.unwrap_or(0),
+            streaming: size.is_none(),
         },
     )
     .await?;
@@ -175,8 +241,9 @@ async fn get<W: tokio::io::AsyncWrite + Unpin>(
         coflow,
         data_id: data_id.clone(),
         dst,
-        size_bytes: obj.size,
+        size_bytes: size.unwrap_or(0),
         sent_bytes: 0,
+        size_pending: size.is_none(),
     };
     let (id, sent, rate) = d.flows.start(info.clone());
     link::report_start(d, FlowInfo { flow: id, ..info }).await;
@@ -184,16 +251,26 @@ async fn get<W: tokio::io::AsyncWrite + Unpin>(
     let mut block = Vec::with_capacity(frame::BLOCK_BYTES);
     let mut spill = None;
     let res: std::io::Result<()> = async {
-        for i in 0..obj.blocks.len() {
-            let crc = obj.read_block(i, &mut block, &mut spill).await?;
+        let mut total = 0u64;
+        for i in 0.. {
+            let crc = match obj.read_block(i, &mut block, &mut spill).await {
+                Ok(crc) => crc,
+                Err(Fetch::End) => break,
+                Err(Fetch::Io(e)) => return Err(e),
+                Err(Fetch::Abandoned(why)) => {
+                    refuse(w, why.clone()).await?;
+                    return Err(std::io::Error::other(why));
+                }
+            };
             if !pacer.take(block.len()).await {
                 return Err(std::io::Error::other("flow cancelled"));
             }
             frame::write_block(w, crc, &block).await?;
             w.flush().await?;
             sent.fetch_add(block.len() as u64, Ordering::Relaxed);
+            total += block.len() as u64;
         }
-        frame::write_end(w, obj.size).await
+        frame::write_end(w, total).await
     }
     .await;
     d.flows.end(id, res.is_err());

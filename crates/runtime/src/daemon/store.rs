@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::growth::{End, Progress};
 use crate::proto::StoredObject;
 
 pub enum Body {
@@ -26,55 +27,102 @@ pub struct Block {
 pub struct Object {
     pub coflow: u64,
     pub data_id: String,
-    pub size: u64,
-    pub blocks: Vec<Block>,
+    /// Grows while the put streams in; readers copy a block out under the lock.
+    blocks: Mutex<Vec<Block>>,
+    pub progress: Progress,
     spill: Option<PathBuf>,
 }
 
 impl Drop for Object {
     fn drop(&mut self) {
         if let Some(p) = &self.spill {
-            let _ = std::fs::remove_file(p);
+            let _ = std::fs::remove_file(p); // may never have been created
         }
     }
 }
 
+/// Why block `i` cannot be served.
+#[derive(Debug)]
+pub enum Fetch {
+    /// The put completed with fewer blocks: `i` is past the end.
+    End,
+    Abandoned(String),
+    Io(std::io::Error),
+}
+
 impl Object {
-    /// The bytes of block `i` (read from the spill file when it is on disk; `file` keeps the
-    /// file open between calls of one reader).
+    /// The size, once the put is complete.
+    pub fn size(&self) -> Option<u64> {
+        let g = self.progress.now();
+        (g.end == End::Done).then_some(g.bytes)
+    }
+
+    /// The bytes of block `i`, waiting for it while the put is still streaming in (read from
+    /// the spill file when it is on disk; `file` keeps the file open between calls of one
+    /// reader). Returns its CRC.
     pub async fn read_block(
         &self,
         i: usize,
         buf: &mut Vec<u8>,
         file: &mut Option<tokio::fs::File>,
-    ) -> std::io::Result<u32> {
-        let b = &self.blocks[i];
-        match &b.body {
-            Body::Mem(v, _) => {
-                buf.clear();
-                buf.extend_from_slice(v);
+    ) -> Result<u32, Fetch> {
+        let g = self.progress.wait_for_block(i).await;
+        if let End::Abandoned(why) = g.end {
+            return Err(Fetch::Abandoned(why));
+        }
+        if g.blocks <= i {
+            return Err(Fetch::End);
+        }
+        let (crc, disk) = {
+            let blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
+            let b = &blocks[i];
+            match &b.body {
+                Body::Mem(v, _) => {
+                    buf.clear();
+                    buf.extend_from_slice(v);
+                    (b.crc, None)
+                }
+                Body::Disk { offset, len } => (b.crc, Some((*offset, *len))),
             }
-            Body::Disk { offset, len } => {
+        };
+        if let Some((offset, len)) = disk {
+            let io = async {
                 if file.is_none() {
                     let path = self.spill.as_ref().expect("disk blocks have a spill file");
                     *file = Some(tokio::fs::File::open(path).await?);
                 }
                 let f = file.as_mut().expect("just opened");
-                f.seek(std::io::SeekFrom::Start(*offset)).await?;
-                buf.resize(*len as usize, 0);
+                f.seek(std::io::SeekFrom::Start(offset)).await?;
+                buf.resize(len as usize, 0);
                 f.read_exact(buf).await?;
-            }
+                Ok::<(), std::io::Error>(())
+            };
+            io.await.map_err(Fetch::Io)?;
         }
-        Ok(b.crc)
+        Ok(crc)
+    }
+
+    fn record(&self) -> StoredObject {
+        let g = self.progress.now();
+        StoredObject {
+            coflow: self.coflow,
+            data_id: self.data_id.clone(),
+            size_bytes: g.bytes,
+            pending: g.end == End::Open,
+            abandoned: matches!(g.end, End::Abandoned(_)),
+        }
     }
 }
 
-/// An object being put: blocks accumulate here and become visible when complete.
+/// A put in progress. Its object is in the store from the start, so gets can stream it; a
+/// builder dropped before [`Builder::finish`] abandons it (readers get the reason, the object
+/// leaves the store).
 pub struct Builder {
     store: Arc<Store>,
-    obj: Object,
+    obj: Arc<Object>,
     file: Option<tokio::fs::File>,
     file_len: u64,
+    ended: bool,
 }
 
 impl Builder {
@@ -97,60 +145,73 @@ impl Builder {
             Some(p) => Body::Mem(data.to_vec(), p),
             None => {
                 if self.file.is_none() {
-                    let path = self.store.spill_path(self.obj.coflow, &self.obj.data_id);
-                    self.file = Some(tokio::fs::File::create(&path).await?);
-                    self.obj.spill = Some(path);
+                    let path = self
+                        .obj
+                        .spill
+                        .as_ref()
+                        .expect("a data dir gives a spill path");
+                    self.file = Some(tokio::fs::File::create(path).await?);
                 }
-                self.file
-                    .as_mut()
-                    .expect("just made")
-                    .write_all(data)
-                    .await?;
+                let f = self.file.as_mut().expect("just made");
+                f.write_all(data).await?;
+                // Readers open the file themselves: the block must be in it before it is listed.
+                f.flush().await?;
                 let offset = self.file_len;
                 self.file_len += len as u64;
                 self.store.spilled.fetch_add(len as u64, Ordering::Relaxed);
                 Body::Disk { offset, len }
             }
         };
-        self.obj.size += len as u64;
-        self.obj.blocks.push(Block { crc, body });
+        self.obj
+            .blocks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Block { crc, body });
+        self.obj.progress.added(len as u64);
         Ok(())
     }
 
     pub fn size(&self) -> u64 {
-        self.obj.size
+        self.obj.progress.now().bytes
     }
 
-    /// Make the object visible. Fails if the data id is already taken in this coflow.
+    /// The put is complete: its size is final.
     pub async fn finish(mut self) -> Result<StoredObject, String> {
         if let Some(mut f) = self.file.take() {
-            f.flush().await.map_err(|e| format!("spill file: {e}"))?;
-            f.sync_data()
-                .await
-                .map_err(|e| format!("spill file: {e}"))?;
+            let synced = async {
+                f.flush().await?;
+                f.sync_data().await
+            };
+            if let Err(e) = synced.await {
+                let why = format!("spill file: {e}");
+                self.abandon(why.clone());
+                return Err(why);
+            }
         }
+        self.ended = true;
+        self.obj.progress.end(End::Done);
+        Ok(self.obj.record())
+    }
+
+    /// The put broke off: readers get `why`, the object leaves the store. Returns its record
+    /// (marked abandoned) for the coordinator.
+    pub fn abandon(&mut self, why: String) -> StoredObject {
+        self.ended = true;
+        self.obj.progress.end(End::Abandoned(why));
         let key = (self.obj.coflow, self.obj.data_id.clone());
-        let rec = StoredObject {
-            coflow: self.obj.coflow,
-            data_id: self.obj.data_id.clone(),
-            size_bytes: self.obj.size,
-        };
         let mut objects = self.store.objects.lock().unwrap_or_else(|p| p.into_inner());
-        if objects.contains_key(&key) {
-            return Err(format!("coflow {} already has data `{}`", key.0, key.1));
+        if objects.get(&key).is_some_and(|o| Arc::ptr_eq(o, &self.obj)) {
+            objects.remove(&key);
         }
-        let obj = std::mem::replace(
-            &mut self.obj,
-            Object {
-                coflow: 0,
-                data_id: String::new(),
-                size: 0,
-                blocks: Vec::new(),
-                spill: None,
-            },
-        );
-        objects.insert(key, Arc::new(obj));
-        Ok(rec)
+        self.obj.record()
+    }
+}
+
+impl Drop for Builder {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.abandon("the put ended without completing".into());
+        }
     }
 }
 
@@ -186,19 +247,32 @@ impl Store {
             .join(format!("c{coflow}-{n}.spill"))
     }
 
-    pub fn begin(self: &Arc<Self>, coflow: u64, data_id: &str) -> Builder {
-        Builder {
+    /// Start a put; its object is visible (and streams to gets) at once. Fails if the data id
+    /// is already taken in this coflow.
+    pub fn begin(self: &Arc<Self>, coflow: u64, data_id: &str) -> Result<Builder, String> {
+        let key = (coflow, data_id.to_string());
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        if objects.contains_key(&key) {
+            return Err(format!("coflow {coflow} already has data `{data_id}`"));
+        }
+        let obj = Arc::new(Object {
+            coflow,
+            data_id: data_id.to_string(),
+            blocks: Mutex::new(Vec::new()),
+            progress: Progress::new(),
+            spill: self
+                .data_dir
+                .is_some()
+                .then(|| self.spill_path(coflow, data_id)),
+        });
+        objects.insert(key, obj.clone());
+        Ok(Builder {
             store: self.clone(),
-            obj: Object {
-                coflow,
-                data_id: data_id.to_string(),
-                size: 0,
-                blocks: Vec::new(),
-                spill: None,
-            },
+            obj,
             file: None,
             file_len: 0,
-        }
+            ended: false,
+        })
     }
 
     pub fn get(&self, coflow: u64, data_id: &str) -> Option<Arc<Object>> {
@@ -217,16 +291,14 @@ impl Store {
         before - objects.len()
     }
 
+    /// The complete objects (puts still streaming in are reported when they complete).
     pub fn list(&self) -> Vec<StoredObject> {
         self.objects
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .values()
-            .map(|o| StoredObject {
-                coflow: o.coflow,
-                data_id: o.data_id.clone(),
-                size_bytes: o.size,
-            })
+            .filter(|o| o.size().is_some())
+            .map(|o| o.record())
             .collect()
     }
 
@@ -252,15 +324,17 @@ mod tests {
     async fn spills_beyond_the_bound_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(1000, Some(dir.path()));
-        let mut b = store.begin(1, "x");
+        let mut b = store.begin(1, "x").unwrap();
         let blocks: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 400]).collect();
         for blk in &blocks {
             b.push(crc32fast::hash(blk), blk).await.unwrap();
         }
         assert!(store.mem_used() <= 1000);
         assert_eq!(store.spilled_bytes(), 1200);
+        assert!(store.list().is_empty(), "not complete yet");
         b.finish().await.unwrap();
         let o = store.get(1, "x").unwrap();
+        assert_eq!(o.size(), Some(2000));
         let mut buf = Vec::new();
         let mut file = None;
         for (i, blk) in blocks.iter().enumerate() {
@@ -268,10 +342,62 @@ mod tests {
             assert_eq!(&buf, blk);
             assert_eq!(crc, crc32fast::hash(blk));
         }
-        assert!(store.begin(1, "x").finish().await.is_err(), "duplicate id");
+        assert!(matches!(
+            o.read_block(5, &mut buf, &mut file).await,
+            Err(Fetch::End)
+        ));
+        assert!(store.begin(1, "x").is_err(), "duplicate id");
         drop((o, file));
         assert_eq!(store.drop_coflow(1), 1);
         assert_eq!(store.mem_used(), 0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// A reader of a put in progress gets each block as it is pushed (also from the spill
+    /// file), then the end; an abandoned put gives its reason and leaves the store.
+    #[tokio::test]
+    async fn a_reader_follows_a_put_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(500, Some(dir.path()));
+        let mut b = store.begin(1, "s").unwrap();
+        let o = store.get(1, "s").unwrap();
+        assert_eq!(o.size(), None);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            let (mut buf, mut file) = (Vec::new(), None);
+            let mut i = 0;
+            loop {
+                match o.read_block(i, &mut buf, &mut file).await {
+                    Ok(_) => tx.send(buf.clone()).unwrap(),
+                    Err(Fetch::End) => return o.size(),
+                    Err(e) => panic!("{e:?}"),
+                }
+                i += 1;
+            }
+        });
+        for k in 0..4u8 {
+            let blk = vec![k; 300]; // the second and later blocks spill
+            b.push(crc32fast::hash(&blk), &blk).await.unwrap();
+            assert_eq!(
+                rx.recv().await.unwrap(),
+                blk,
+                "block {k} served before the end"
+            );
+        }
+        let rec = b.finish().await.unwrap();
+        assert!(!rec.pending && rec.size_bytes == 1200);
+        assert_eq!(reader.await.unwrap(), Some(1200));
+
+        let mut b = store.begin(1, "gone").unwrap();
+        b.push(crc32fast::hash(b"ab"), b"ab").await.unwrap();
+        let o = store.get(1, "gone").unwrap();
+        drop(b);
+        let (mut buf, mut file) = (Vec::new(), None);
+        match o.read_block(0, &mut buf, &mut file).await {
+            Err(Fetch::Abandoned(why)) => assert!(why.contains("without completing"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(store.get(1, "gone").is_none());
+        assert!(store.begin(1, "gone").is_ok(), "the id is free again");
     }
 }

@@ -466,6 +466,7 @@ mod tests {
             total_flows: flows.len(),
             sent_bytes: 0.0,
             max_flow_sent_bytes: 0.0,
+            dag: None,
             flows: flows
                 .iter()
                 .map(|&(src, dst, rem)| FlowState {

@@ -85,6 +85,7 @@ mod tests {
             total_flows: 4,
             sent_bytes: 0.0,
             max_flow_sent_bytes: 0.0,
+            dag: None,
             flows,
         };
         let fabric = Fabric::uniform(5, 1.0);

@@ -1,0 +1,163 @@
+//! The simulator's side of DAG dependencies (`Coflow::parents`): every coflow's
+//! `external.internal` id from the shared Pseudocode 5 ([`DagIds`]), each DAG's finished bytes,
+//! which its active coflows inherit, and, for starts-after, the barrier that holds a child until
+//! its parents are done.
+
+use std::collections::HashMap;
+
+use coflowkit_model::Trace;
+use coflowkit_sched::{CoflowState, DagIds, DagPos};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::SimError;
+use crate::outcome::CoflowOutcome;
+
+/// How a child depends on its parents (spec §1.1; Aalo §6.6.1, `C_E` a parent of `C_F`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dependencies {
+    /// `C_E → C_F`, pipelined stages: the child arrives at its trace arrival and may run beside
+    /// its parents; only the scheduler's priorities (Aalo: behind them in its DAG) order them.
+    /// What Aalo schedules for, and what a trace's arrival times already describe.
+    #[default]
+    FinishesBefore,
+    /// `C_E ↦ C_F`, explicit barriers: the child arrives at the later of its trace arrival and
+    /// its last parent's end. Its CCT and flow times count from then (its deadline stays
+    /// anchored at the trace arrival).
+    StartsAfter,
+}
+
+pub(crate) struct DagBook {
+    /// Per trace index, its place (finished bytes filled in on admission).
+    pos: Vec<DagPos>,
+    /// Per external id, the bytes of its coflows that finished.
+    finished: Vec<f64>,
+    /// Admitted trace indices not yet finished.
+    live: Vec<usize>,
+    /// Starts-after only: each coflow's parents as trace indices.
+    parents: Option<Vec<Vec<usize>>>,
+    /// Arrived coflows waiting for a parent (starts-after).
+    held: Vec<usize>,
+    /// Held coflows released, with the time.
+    released_at: Vec<(usize, f64)>,
+}
+
+impl DagBook {
+    /// `None` when no coflow has parents: every coflow is then its own entity and the policies
+    /// see no DAG at all (nothing to pay for it). `order` is the arrival order: a parent must
+    /// come before its children.
+    pub(crate) fn new(
+        trace: &Trace,
+        order: &[usize],
+        deps: Dependencies,
+    ) -> Result<Option<DagBook>, SimError> {
+        if trace.coflows.iter().all(|c| c.parents.is_empty()) {
+            return Ok(None);
+        }
+        let mut ids = DagIds::new();
+        let mut pos = vec![None; trace.coflows.len()];
+        for &ti in order {
+            let c = &trace.coflows[ti];
+            pos[ti] = Some(ids.assign(c.id, c.arrival_s, &c.parents)?);
+        }
+        let pos: Vec<DagPos> = pos.into_iter().map(|p| p.expect("all assigned")).collect();
+        let dags = pos.iter().map(|p| p.external + 1).max().unwrap_or(0) as usize;
+        let parents = (deps == Dependencies::StartsAfter).then(|| {
+            let index: HashMap<_, _> = order.iter().map(|&ti| (trace.coflows[ti].id, ti)).collect();
+            trace
+                .coflows
+                .iter()
+                .map(|c| c.parents.iter().map(|p| index[p]).collect())
+                .collect()
+        });
+        Ok(Some(DagBook {
+            pos,
+            finished: vec![0.0; dags],
+            live: Vec::new(),
+            parents,
+            held: Vec::new(),
+            released_at: Vec::new(),
+        }))
+    }
+
+    fn parents_done(&self, ti: usize, outcomes: &[Option<CoflowOutcome>]) -> bool {
+        self.parents
+            .as_ref()
+            .is_none_or(|p| p[ti].iter().all(|&q| outcomes[q].is_some()))
+    }
+
+    /// Trace coflow `ti` arrives: true if it must wait for a parent (starts-after).
+    pub(crate) fn hold(&mut self, ti: usize, outcomes: &[Option<CoflowOutcome>]) -> bool {
+        if self.parents_done(ti, outcomes) {
+            return false;
+        }
+        self.held.push(ti);
+        true
+    }
+
+    /// Held coflows whose parents are all done by `now`, last-arrived first (pop order).
+    pub(crate) fn release(&mut self, now: f64, outcomes: &[Option<CoflowOutcome>]) -> Vec<usize> {
+        let mut out = Vec::new();
+        if self.held.is_empty() {
+            return out;
+        }
+        let held = std::mem::take(&mut self.held);
+        for ti in held {
+            if self.parents_done(ti, outcomes) {
+                out.push(ti);
+                self.released_at.push((ti, now));
+            } else {
+                self.held.push(ti);
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// A released coflow's outcome counts from its release (the CCT of the coflow, not the
+    /// wait for its parents); its deadline stays the trace's.
+    pub(crate) fn restate_released(&self, outcomes: &mut [Option<CoflowOutcome>]) {
+        for &(ti, at) in &self.released_at {
+            if let Some(o) = outcomes[ti].as_mut() {
+                let (wait, cct) = (at - o.arrival_s, o.cct_s);
+                o.arrival_s = at;
+                o.cct_s -= wait;
+                if o.cct_s > 0.0 {
+                    o.fct_spread *= cct / o.cct_s;
+                }
+            }
+        }
+    }
+
+    /// Trace coflow `ti` arrives.
+    pub(crate) fn admit(&mut self, ti: usize) -> DagPos {
+        self.live.push(ti);
+        let mut p = self.pos[ti];
+        p.finished_bytes = self.finished[p.external as usize];
+        p
+    }
+
+    /// After coflows finished: add their bytes to their DAGs and tell the active coflows.
+    pub(crate) fn refresh(
+        &mut self,
+        trace: &Trace,
+        outcomes: &[Option<CoflowOutcome>],
+        active: &mut [CoflowState],
+    ) {
+        let before = self.live.len();
+        let (pos, finished) = (&self.pos, &mut self.finished);
+        self.live.retain(|&ti| {
+            if outcomes[ti].is_none() {
+                return true;
+            }
+            finished[pos[ti].external as usize] += trace.coflows[ti].bytes();
+            false
+        });
+        if self.live.len() == before {
+            return;
+        }
+        for d in active.iter_mut().filter_map(|c| c.dag.as_mut()) {
+            d.finished_bytes = self.finished[d.external as usize];
+        }
+    }
+}
