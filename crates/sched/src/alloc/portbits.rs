@@ -25,6 +25,11 @@ impl PortBits {
         self.bits[row * self.words + i]
     }
 
+    /// The columns set in `row`, in order.
+    pub fn row(&self, row: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.words).flat_map(move |i| ones(i, self.word(row, i)))
+    }
+
     pub fn contains(&self, row: usize, col: usize) -> bool {
         self.word(row, col / 64) >> (col % 64) & 1 == 1
     }

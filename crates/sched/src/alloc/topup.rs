@@ -151,24 +151,20 @@ impl TopUp {
         for side in [DOWN, UP] {
             let mut at = 0;
             for p in 0..ports {
-                for i in 0..self.live[side].words() {
-                    for q in ones(i, self.live[side].word(p, i)) {
-                        let n = match side {
-                            UP => self.end[UP][p * ports + q],
-                            _ => self.end[UP][q * ports + p],
-                        };
-                        self.head[side][p * ports + q] = at;
-                        at += n;
-                    }
+                for q in self.live[side].row(p) {
+                    let n = match side {
+                        UP => self.end[UP][p * ports + q],
+                        _ => self.end[UP][q * ports + p],
+                    };
+                    self.head[side][p * ports + q] = at;
+                    at += n;
                 }
             }
             self.entries[side].clear();
             self.entries[side].resize(at as usize, (0, 0));
             for p in 0..ports {
-                for i in 0..self.live[side].words() {
-                    for q in ones(i, self.live[side].word(p, i)) {
-                        self.end[side][p * ports + q] = self.head[side][p * ports + q];
-                    }
+                for q in self.live[side].row(p) {
+                    self.end[side][p * ports + q] = self.head[side][p * ports + q];
                 }
             }
         }
@@ -189,11 +185,9 @@ impl TopUp {
         }
         for side in [UP, DOWN] {
             for p in 0..ports {
-                for i in 0..self.live[side].words() {
-                    for q in ones(i, self.live[side].word(p, i)) {
-                        let (r, fi) = self.entries[side][self.head[side][p * ports + q] as usize];
-                        self.head_key[side][p * ports + q] = key(r, fi);
-                    }
+                for q in self.live[side].row(p) {
+                    let (r, fi) = self.entries[side][self.head[side][p * ports + q] as usize];
+                    self.head_key[side][p * ports + q] = key(r, fi);
                 }
             }
         }
