@@ -174,14 +174,18 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     );
     let rt = tokio::runtime::Runtime::new()?;
     if use_netns {
-        // Ctrl-C or SIGTERM must not leave namespaces and links behind.
-        rt.spawn(async {
-            use tokio::signal::unix::{signal, SignalKind};
-            let Ok(mut term) = signal(SignalKind::terminate()) else {
-                return;
-            };
+        // Ctrl-C or SIGTERM must not leave namespaces and links behind. The handlers are in
+        // place before the first namespace is made.
+        use tokio::signal::unix::{signal, SignalKind};
+        let (mut int, mut term) = rt.block_on(async {
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })?;
+        rt.spawn(async move {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = int.recv() => {}
                 _ = term.recv() => {}
             }
             eprintln!("interrupted: removing the network namespaces");

@@ -19,7 +19,7 @@ use std::fs::File;
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use thiserror::Error;
@@ -104,9 +104,21 @@ fn live() -> std::sync::MutexGuard<'static, Option<HashMap<u64, Made>>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn record(run: u64, f: impl FnOnce(&mut Made)) {
+/// Set once [`teardown_all`] ran: the process is exiting and must make nothing more.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Make something that must be undone (`ip args`) and record it, atomically with respect to
+/// [`teardown_all`]: either it is made and recorded before a teardown, or refused after one.
+fn make(run: u64, args: &[&str], made: impl FnOnce(&mut Made)) -> Result<()> {
     let mut g = live();
-    f(g.get_or_insert_with(HashMap::new).entry(run).or_default());
+    if CLOSED.load(Ordering::SeqCst) {
+        return Err(NetnsError::Config(
+            "interrupted: the process is exiting".into(),
+        ));
+    }
+    ip(args)?;
+    made(g.get_or_insert_with(HashMap::new).entry(run).or_default());
+    Ok(())
 }
 
 impl NetnsCluster {
@@ -143,11 +155,12 @@ impl NetnsCluster {
         // From here on, dropping `cluster` undoes whatever was made.
         let subnet = {
             let _one_at_a_time = CREATING.lock().unwrap_or_else(|p| p.into_inner());
-            let subnet = free_subnet(run)?;
+            let subnet = free_subnet((pid as u64) << 32 | run)?;
             cluster.bridge_ip = host_ip(subnet, 253);
             let br = cluster.bridge.clone();
-            ip(&["link", "add", &br, "type", "bridge"])?;
-            record(run, |m| m.bridge = Some(br.clone()));
+            make(run, &["link", "add", &br, "type", "bridge"], |m| {
+                m.bridge = Some(br.clone())
+            })?;
             ip(&[
                 "addr",
                 "add",
@@ -161,12 +174,16 @@ impl NetnsCluster {
         for (h, &rate) in rates_bytes_per_s.iter().enumerate() {
             let ns = format!("{}h{h:x}", cluster.prefix);
             let veth = ns.clone();
-            ip(&["netns", "add", &ns])?;
-            record(run, |m| m.namespaces.push(ns.clone()));
-            ip(&[
-                "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &ns,
-            ])?;
-            record(run, |m| m.veths.push(veth.clone()));
+            make(run, &["netns", "add", &ns], |m| {
+                m.namespaces.push(ns.clone())
+            })?;
+            make(
+                run,
+                &[
+                    "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &ns,
+                ],
+                |m| m.veths.push(veth.clone()),
+            )?;
             ip(&["link", "set", &veth, "master", &cluster.bridge, "up"])?;
             let addr = host_ip(subnet, h);
             ip(&[
@@ -299,12 +316,16 @@ impl Drop for HostRuntime {
     }
 }
 
-/// Remove every cluster of this process (for a Ctrl-C handler, before exiting).
+/// Remove every cluster of this process and refuse to make more (for a Ctrl-C handler, before
+/// exiting).
 pub fn teardown_all() {
-    let all: Vec<Made> = live()
-        .as_mut()
-        .map(|m| m.drain().map(|(_, v)| v).collect())
-        .unwrap_or_default();
+    let all: Vec<Made> = {
+        let mut g = live();
+        CLOSED.store(true, Ordering::SeqCst);
+        g.as_mut()
+            .map(|m| m.drain().map(|(_, v)| v).collect())
+            .unwrap_or_default()
+    };
     for made in all {
         if let Err(e) = undo(made) {
             eprintln!("removing a network namespace cluster: {e}");
@@ -389,19 +410,24 @@ pub fn run_pid(name: &str) -> Option<u32> {
     u32::from_str_radix(pid, 16).ok()
 }
 
-/// Names in the root namespace (namespaces and links) that start with `prefix`: what a cluster
-/// left behind, if anything.
+/// Namespaces and links of the root namespace made by the cluster with this prefix
+/// ([`NetnsCluster::prefix`]), or by any cluster of a process with `ck<pid hex>-`: what is left
+/// behind, if anything.
 pub fn leftovers(prefix: &str) -> Result<Vec<String>> {
+    let ours = |n: &str| {
+        run_pid(n).is_some()
+            && n.strip_prefix(prefix).is_some_and(|rest| {
+                prefix.ends_with('-') || rest.starts_with('b') || rest.starts_with('h')
+            })
+    };
     let mut out = Vec::new();
     for l in ip(&["netns", "list"])?.lines() {
-        if let Some(n) = l.split_whitespace().next() {
-            if n.starts_with(prefix) {
-                out.push(format!("namespace {n}"));
-            }
+        if let Some(n) = l.split_whitespace().next().filter(|n| ours(n)) {
+            out.push(format!("namespace {n}"));
         }
     }
     for n in ip(&["-o", "link", "show"])?.lines().filter_map(link_name) {
-        if n.starts_with(prefix) {
+        if ours(n) {
             out.push(format!("link {n}"));
         }
     }
@@ -414,8 +440,8 @@ fn host_ip(subnet: [u8; 2], i: usize) -> Ipv4Addr {
 }
 
 /// A 10.X.Y.0/24 (X in 200..=250) that overlaps no address or route of the root namespace,
-/// probing from a point that depends on the run.
-fn free_subnet(run: u64) -> Result<[u8; 2]> {
+/// probing from a point that depends on the process and run (concurrent processes start apart).
+fn free_subnet(seed: u64) -> Result<[u8; 2]> {
     let routes = ip(&["-4", "-o", "route", "show", "table", "all"])?;
     let addrs = ip(&["-4", "-o", "addr", "show"])?;
     let taken: Vec<(u32, u32)> = routes
@@ -424,7 +450,7 @@ fn free_subnet(run: u64) -> Result<[u8; 2]> {
         .filter_map(parse_net)
         .collect();
     let count = 51 * 256;
-    let start = (run.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % count;
+    let start = (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % count;
     for k in 0..count {
         let c = (start + k) % count;
         let net = [200 + (c / 256) as u8, (c % 256) as u8];
