@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use coflowkit_model::{Coflow, Flow, Trace};
 use coflowkit_runtime::netns::{self, HostRuntime, NetnsCluster};
+use coflowkit_runtime::proto::Empty;
 use coflowkit_runtime::replay::{replay, ReplayConfig};
 use coflowkit_runtime::{
     coordinator, daemon, Client, ClientConfig, CoflowOptions, CoordinatorConfig, DaemonConfig,
@@ -59,6 +60,24 @@ where
     rt.handle().block_on(rt.handle().spawn(fut)).unwrap()
 }
 
+/// Until `n` daemons are connected to the coordinator at `addr`.
+fn wait_connected(addr: &str, n: usize) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = coflowkit_runtime::rpc::connect(addr, &token())
+            .await
+            .unwrap();
+        for _ in 0..500 {
+            let s = c.status(Empty {}).await.unwrap().into_inner();
+            if s.daemons.iter().filter(|d| d.connected).count() >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the daemons did not connect");
+    });
+}
+
 const MBIT: f64 = 1e6 / 8.0;
 
 #[test]
@@ -93,6 +112,7 @@ fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
                 .unwrap(),
         );
     }
+    wait_connected(&caddr, 3);
     let runtimes: Vec<_> = (0..3).map(|h| net.runtime(h).unwrap()).collect();
     let clients: Vec<Client> = (0..3)
         .map(|h| {
