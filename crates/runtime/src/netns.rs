@@ -26,10 +26,9 @@ use thiserror::Error;
 
 /// Bytes on the wire per byte of TCP payload with MTU 1500: a full segment carries 1448 bytes
 /// (TCP timestamps on) in a 1514-byte frame as `tc` counts it. The rate of a host is the payload
-/// rate the scheduler assigns; shaping the wire at the bare rate would let TCP deliver only 95.6%
-/// of it, the daemons' pacers would run ahead, and the surplus would pile up in socket buffers
-/// (MBs) that keep sending after a preemption (measured: Varys's average CCT 19% over the
-/// simulator's and slower than fair, against 7% and faster with this factor).
+/// rate the scheduler assigns; shaping the wire at the bare rate lets TCP deliver only 95.6% of
+/// it (measured: an 8-host shuffle at 92% of the rate instead of 98%), the daemons' pacers run
+/// ahead and the surplus piles up in socket buffers, which keep sending after a preemption.
 pub const WIRE_PER_PAYLOAD: f64 = 1514.0 / 1448.0;
 
 /// Most hosts on one /24 (the bridge takes .254).
@@ -488,9 +487,8 @@ fn parse_net(tok: &str) -> Option<(u32, u32)> {
 /// A token-bucket filter for a NIC of `bytes_per_s` of TCP payload: on the wire that is
 /// [`WIRE_PER_PAYLOAD`] times more. The bucket holds 5 ms at the rate, at least 32 KiB (2 ms and
 /// 16 KiB cost about a point of throughput in the 8-host shuffle; a 64 KiB TSO burst larger than
-/// the bucket is split by tbf itself). The queue holds 10 ms: bytes queued in the NIC are sent
-/// even after the coordinator preempts their flow, so a deep queue delays preemption (50 ms
-/// measured no better in throughput).
+/// the bucket is split by tbf itself). The queue holds 50 ms (10 ms and 5 ms measured no better,
+/// within the run-to-run noise of the 60-coflow replay).
 fn tbf_args(bytes_per_s: f64) -> Vec<String> {
     let bits = (bytes_per_s * WIRE_PER_PAYLOAD * 8.0).round() as u64;
     let burst = ((bytes_per_s * 0.005) as u64).max(32 * 1024);
@@ -501,7 +499,7 @@ fn tbf_args(bytes_per_s: f64) -> Vec<String> {
         "burst".into(),
         format!("{burst}b"),
         "latency".into(),
-        "10ms".into(),
+        "50ms".into(),
     ]
 }
 
@@ -607,7 +605,7 @@ mod tests {
                 "burst",
                 "62500b",
                 "latency",
-                "10ms"
+                "50ms"
             ]
         );
         assert_eq!(tbf_args(1000.0)[4], "32768b");
