@@ -1,6 +1,7 @@
 //! `coflowkit replay --local N`: replay a trace as real transfers between N daemons on this
-//! machine (real sockets on loopback), and beside it the simulated CCTs of the very same scaled
-//! workload under the same scheduler.
+//! machine (real sockets on loopback, or with `--netns` one network namespace per host behind
+//! `tc` rate limits), and beside it the simulated CCTs of the very same scaled workload under the
+//! same scheduler.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use clap::Args;
 use coflowkit_flowsim::{simulate, CoflowOutcome, SimOutput};
 use coflowkit_model::bins::Bin;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
+use coflowkit_runtime::netns;
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
 use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
 use serde_json::json;
@@ -47,7 +49,9 @@ pub struct ReplayArgs {
     /// Coordinator safety-net tick in milliseconds (0 = events and wake-ups only)
     #[arg(long, default_value_t = 100.0, value_name = "MS")]
     pub tick_ms: f64,
-    /// Put each daemon in its own network namespace with tc rate limits (not implemented yet)
+    /// Put each daemon in its own network namespace, joined by veth pairs and a bridge, with a
+    /// tc rate limit on each host's NIC (--port-rate, or per host with --port-rates). Needs
+    /// root; without it, rates are emulated by pacing inside the daemons (and it says so)
     #[arg(long)]
     pub netns: bool,
     /// Write results as JSON (as `sim --json`, each coflow also carrying `sim_cct_s`)
@@ -102,9 +106,6 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     if hosts == 0 || hosts > 256 {
         bail!("--local must be between 1 and 256 daemons");
     }
-    if args.netns {
-        bail!("--netns is not implemented yet: run without it (rates are then emulated inside the daemons by pacing)");
-    }
     for (name, v) in [
         ("--scale-bytes", args.scale_bytes),
         ("--scale-time", args.scale_time),
@@ -113,17 +114,27 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             bail!("{name} must be a positive number, got {v}");
         }
     }
-    if args.workload.port_rates.is_some() {
-        bail!("--port-rates: replay --local emulates one NIC rate for every host; use --port-rate");
-    }
     if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
         bail!("--tick-ms must be a non-negative number");
     }
     crate::logs();
     let (path, trace, _) = args.workload.load()?;
     let work = scaled_workload(&trace, hosts, args.scale_bytes, args.scale_time);
-    let nic = args.workload.port_rate / 8.0 * args.scale_bytes / args.scale_time;
-    let fabric = Fabric::uniform(hosts, nic);
+    let nics = host_rates(&args, hosts)?;
+    let fabric = Fabric {
+        up_bytes_per_s: nics.clone(),
+        down_bytes_per_s: nics.clone(),
+    };
+    let use_netns = args.netns
+        && match netns::available() {
+            Ok(()) => true,
+            Err(why) => {
+                println!(
+                    "--netns: {why}; falling back to rate emulation by pacing inside the daemons"
+                );
+                false
+            }
+        };
     let mut kinds = args.sched.kinds()?;
     let baseline: SchedulerKind = args.baseline.parse().context("--baseline")?;
     if !kinds.contains(&baseline) {
@@ -137,9 +148,12 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         _ => opts.clone(),
     };
     let spill = tempdir()?;
+    let (lo, hi) = nics.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
+        (lo.min(r), hi.max(r))
+    });
     println!(
         "{}: first {} coflows ({} flows, {:.1} MB after scaling bytes by {} and time by {}) on {} \
-         local daemons at {:.1} Mbit/s each (emulated by pacing; no --netns)",
+         local daemons at {} each ({})",
         path.display(),
         work.coflows.len(),
         work.flows(),
@@ -147,16 +161,46 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         args.scale_bytes,
         args.scale_time,
         hosts,
-        nic * 8.0 / 1e6
+        if lo == hi {
+            format!("{:.1} Mbit/s", lo * 8.0 / 1e6)
+        } else {
+            format!("{:.1} to {:.1} Mbit/s", lo * 8.0 / 1e6, hi * 8.0 / 1e6)
+        },
+        if use_netns {
+            "one network namespace per host, veth + bridge, tc tbf per NIC"
+        } else {
+            "emulated by pacing in the daemons; no --netns"
+        }
     );
     let rt = tokio::runtime::Runtime::new()?;
+    if use_netns {
+        // Ctrl-C or SIGTERM must not leave namespaces and links behind. The handlers are in
+        // place before the first namespace is made.
+        use tokio::signal::unix::{signal, SignalKind};
+        let (mut int, mut term) = rt.block_on(async {
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })?;
+        rt.spawn(async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            eprintln!("interrupted: removing the network namespaces");
+            netns::teardown_all();
+            std::process::exit(130);
+        });
+    }
     let mut real_runs = Vec::new();
     let mut sim_runs = Vec::new();
     for &kind in &kinds {
         let cfg = ReplayConfig {
             scheduler: kind,
             options: opts.clone(),
-            nic_bytes_per_s: nic,
+            nic_bytes_per_s: nics.clone(),
+            netns: use_netns,
             mem_limit_bytes: args.mem_limit_mib.saturating_mul(1 << 20),
             data_dir: Some(spill.join(kind.name())),
             tick: (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0)),
@@ -186,7 +230,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     }
     let _ = std::fs::remove_dir_all(&spill);
 
-    println!("\nreal (loopback, {hosts} daemons):");
+    println!(
+        "\nreal ({}, {hosts} daemons):",
+        if use_netns { "netns" } else { "loopback" }
+    );
     print!("{}", report::table(&real_runs, baseline.name()));
     println!("\nsimulated (same scaled workload, flowsim):");
     print!("{}", report::table(&sim_runs, baseline.name()));
@@ -229,6 +276,32 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Each host's NIC in bytes per second, scaled like the workload (× scale-bytes / scale-time, so
+/// the fabric is as loaded as the unscaled trace's): --port-rate, or per host from --port-rates
+/// (whose ports are the hosts here; a daemon's NIC is one rate both ways).
+fn host_rates(args: &ReplayArgs, hosts: usize) -> Result<Vec<f64>> {
+    let scale = args.scale_bytes / args.scale_time;
+    let fabric = args.workload.fabric(hosts)?;
+    let mut rates = Vec::with_capacity(hosts);
+    for (h, (&up, &down)) in fabric
+        .up_bytes_per_s
+        .iter()
+        .zip(&fabric.down_bytes_per_s)
+        .enumerate()
+    {
+        if up != down {
+            bail!(
+                "--port-rates: host {h} has uplink {} and downlink {} bit/s; replay needs one \
+                 rate both ways per host (a daemon's NIC)",
+                up * 8.0,
+                down * 8.0
+            );
+        }
+        rates.push(up * scale);
+    }
+    Ok(rates)
 }
 
 /// The real outcomes in the shape the simulator reports them, so one table and one JSON serve

@@ -57,13 +57,10 @@ fn replay_local_moves_real_bytes_and_reports_sim_ccts() {
 }
 
 #[test]
-fn replay_needs_local_and_refuses_netns_for_now() {
+fn replay_needs_local() {
     let out = coflowkit(&["replay"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--local"));
-    let out = coflowkit(&["replay", "--local", "2", "--netns"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--netns is not implemented"));
 }
 
 #[test]

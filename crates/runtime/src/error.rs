@@ -56,6 +56,8 @@ pub enum Error {
     },
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error(transparent)]
+    Netns(#[from] crate::netns::NetnsError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -8,6 +8,7 @@
 //!   and per-block CRC-32, reports progress every Δ, falls back to fair share without a
 //!   coordinator and re-registers its soft state when it returns.
 //! - [`Client`]: `register`, `put`, `get`, `unregister`.
+//! - [`netns`]: an emulated cluster of network namespaces with `tc` rate limits per host.
 //!
 //! See docs/runtime.md for the architecture and the decisions.
 
@@ -17,6 +18,7 @@ pub mod coordinator;
 pub mod daemon;
 pub mod error;
 pub mod frame;
+pub mod netns;
 pub mod pacer;
 pub mod proto;
 pub mod replay;

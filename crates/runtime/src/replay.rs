@@ -1,10 +1,12 @@
 //! Replaying a trace as real transfers on one machine: a coordinator and one daemon per host on
-//! loopback sockets, a client per host. Every coflow's data is put on its senders' daemons before
+//! loopback sockets (or, with `netns`, each host in its own network namespace behind `tc` rate
+//! limits; see [`crate::netns`]), a client per host. Every coflow's data is put on its senders' daemons before
 //! the clock starts (mappers write their output before the shuffle), and at the coflow's arrival
 //! its receivers `get` every flow at once; the coflow completes when the last get does.
 //!
 //! The trace must already be in the shape to run: its ports are the hosts, sizes are whole bytes.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use coflowkit_model::Trace;
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 use tokio::io::{AsyncRead, ReadBuf};
+use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -21,6 +24,7 @@ use crate::client::{Client, ClientConfig, CoflowOptions};
 use crate::coordinator::{self, CoordinatorConfig};
 use crate::daemon::{self, DaemonConfig};
 use crate::error::{Error, Result};
+use crate::netns::{HostRuntime, NetnsCluster};
 use crate::{rpc, Running, Token};
 
 /// How a replay runs.
@@ -28,8 +32,11 @@ use crate::{rpc, Running, Token};
 pub struct ReplayConfig {
     pub scheduler: SchedulerKind,
     pub options: SchedOptions,
-    /// Emulated NIC of every host, bytes per second each way.
-    pub nic_bytes_per_s: f64,
+    /// NIC of each host (one per host), bytes per second each way: paced by the daemons, or,
+    /// with `netns`, the `tc` rate of the host's veth (on the wire).
+    pub nic_bytes_per_s: Vec<f64>,
+    /// Each host in its own network namespace (needs root; see [`crate::netns::available`]).
+    pub netns: bool,
     pub mem_limit_bytes: u64,
     /// Spill directory root (one sub-directory per daemon); `None` keeps everything in memory.
     pub data_dir: Option<PathBuf>,
@@ -57,6 +64,26 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     if hosts == 0 {
         return Err(Error::Config("the trace has no ports".into()));
     }
+    if cfg.nic_bytes_per_s.len() != hosts {
+        return Err(Error::Config(format!(
+            "{} NIC rates for {hosts} hosts",
+            cfg.nic_bytes_per_s.len()
+        )));
+    }
+    // Loopback: everything on 127.0.0.1 and this runtime. Netns: the coordinator on the
+    // bridge's address in the root namespace; each host's daemon and client inside the host.
+    let net = if cfg.netns {
+        Some(NetnsCluster::create(&cfg.nic_bytes_per_s)?)
+    } else {
+        None
+    };
+    let ip = |h: Option<usize>| -> IpAddr {
+        match (&net, h) {
+            (None, _) => Ipv4Addr::LOCALHOST.into(),
+            (Some(n), None) => n.bridge_ip().into(),
+            (Some(n), Some(h)) => n.hosts()[h].ip.into(),
+        }
+    };
     let token = Token::new(&format!(
         "replay-{}",
         std::process::id() as u64 * 7919 + 12345
@@ -64,32 +91,45 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     let mut ccfg = CoordinatorConfig::new(token.clone(), cfg.scheduler);
     ccfg.options = cfg.options.clone();
     ccfg.tick = cfg.tick;
-    let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("literal");
-    let coordinator = coordinator::spawn(ccfg, any)?;
+    let coordinator = coordinator::spawn(ccfg, SocketAddr::new(ip(None), 0))?;
     let caddr = coordinator.addr().to_string();
     let mut daemons: Vec<Running> = Vec::new();
     for h in 0..hosts {
-        let mut d = DaemonConfig::new(caddr.clone(), token.clone(), cfg.nic_bytes_per_s);
+        let mut d = DaemonConfig::new(caddr.clone(), token.clone(), cfg.nic_bytes_per_s[h]);
         d.mem_limit_bytes = cfg.mem_limit_bytes;
         d.data_dir = cfg.data_dir.as_ref().map(|p| p.join(format!("host{h}")));
-        daemons.push(daemon::spawn(d, any)?);
+        let addr = SocketAddr::new(ip(Some(h)), 0);
+        daemons.push(match &net {
+            Some(n) => n.in_host(h, || daemon::spawn(d, addr))??,
+            None => daemon::spawn(d, addr)?,
+        });
     }
     wait_connected(&caddr, &token, hosts).await?;
+    // Each host's client runs where the host is: its sockets (to the coordinator, its puts to
+    // its daemon, its gets from others) start on that host's runtime.
+    let runtimes: Vec<HostRuntime> = match &net {
+        Some(n) => (0..hosts).map(|h| n.runtime(h)).collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    let handles: Vec<Handle> = match runtimes.is_empty() {
+        true => vec![Handle::current(); hosts],
+        false => runtimes.iter().map(|r| r.handle().clone()).collect(),
+    };
     let mut clients = Vec::new();
-    for d in &daemons {
+    for (d, h) in daemons.iter().zip(&handles) {
+        let c = ClientConfig::new(&caddr, &d.addr().to_string(), token.clone());
         clients.push(
-            Client::connect(ClientConfig::new(
-                &caddr,
-                &d.addr().to_string(),
-                token.clone(),
-            ))
-            .await?,
+            h.spawn(Client::connect(c))
+                .await
+                .map_err(|e| Error::Config(format!("connecting a client: {e}")))??,
         );
     }
     let clairvoyant = build(cfg.scheduler, &cfg.options).clairvoyant();
-    let result = run(trace, Arc::new(clients), clairvoyant).await;
+    let result = run(trace, Arc::new(clients), Arc::new(handles), clairvoyant).await;
+    drop(runtimes);
     drop(daemons);
     drop(coordinator);
+    drop(net);
     result
 }
 
@@ -117,7 +157,13 @@ struct Staged {
     error: Option<String>,
 }
 
-async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Result<Vec<Replayed>> {
+/// `hosts[h]` runs host `h`'s puts and gets.
+async fn run(
+    trace: &Trace,
+    clients: Arc<Vec<Client>>,
+    hosts: Arc<Vec<Handle>>,
+    clairvoyant: bool,
+) -> Result<Vec<Replayed>> {
     let mut order: Vec<usize> = (0..trace.coflows.len()).collect();
     order.sort_by(|&a, &b| {
         trace.coflows[a]
@@ -132,9 +178,10 @@ async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Res
 
     // Stage: register and put every coflow's data, in arrival order.
     let stager = {
-        let (trace, clients, staged, signal) = (
+        let (trace, clients, hosts, staged, signal) = (
             trace.clone(),
             clients.clone(),
+            hosts.clone(),
             staged.clone(),
             staged_signal.clone(),
         );
@@ -157,11 +204,11 @@ async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Res
                     let puts = flows.iter().enumerate().map(|(j, f)| {
                         let client = clients[f.src as usize].clone();
                         let len = f.bytes as u64;
-                        async move {
+                        hosts[f.src as usize].spawn(async move {
                             client
                                 .put_stream(id, &format!("f{j}"), Pattern::new(j as u64, len))
                                 .await
-                        }
+                        })
                     });
                     for r in join_all(puts).await {
                         r?;
@@ -195,9 +242,10 @@ async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Res
     // Shuffle: at each arrival, get every flow of the coflow.
     let mut tasks = Vec::new();
     for &i in &order {
-        let (trace, clients, staged, signal) = (
+        let (trace, clients, hosts, staged, signal) = (
             trace.clone(),
             clients.clone(),
+            hosts.clone(),
             staged.clone(),
             staged_signal.clone(),
         );
@@ -218,12 +266,12 @@ async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Res
             let flows: Vec<_> = c.flows.iter().filter(|f| f.bytes >= 1.0).collect();
             let gets = flows.iter().enumerate().map(|(j, f)| {
                 let client = clients[f.dst as usize].clone();
-                async move {
+                hosts[f.dst as usize].spawn(async move {
                     client
                         .get_into(coflow, &format!("f{j}"), tokio::io::sink())
                         .await
                         .map(|_| Instant::now())
-                }
+                })
             });
             let mut fcts = Vec::new();
             for r in join_all(gets).await {
@@ -257,13 +305,9 @@ async fn run(trace: &Trace, clients: Arc<Vec<Client>>, clairvoyant: bool) -> Res
         .collect())
 }
 
-/// Run futures concurrently on the runtime; results in order.
-async fn join_all<F>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handles: Vec<_> = fs.map(tokio::spawn).collect();
+/// Await tasks started together; results in order.
+async fn join_all<T>(tasks: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let handles: Vec<_> = tasks.collect();
     let mut out = Vec::with_capacity(handles.len());
     for h in handles {
         out.push(h.await.expect("replay task panicked"));

@@ -1,0 +1,269 @@
+//! `coflowkit replay --local N --netns` as users meet it: a run on namespaces with per-host
+//! rates, Ctrl-C leaving nothing behind, and the fallback to pacing without root. The first two
+//! need root and `ip`/`tc` (CI runs as root) and say on stderr when they did not run.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use coflowkit_runtime::netns;
+
+const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
+
+fn can_run(test: &str) -> bool {
+    match netns::available() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("NOT RUN: {test}: {why}");
+            false
+        }
+    }
+}
+
+/// Names a `coflowkit` process with this pid made.
+fn prefix_of(pid: u32) -> String {
+    format!("ck{pid:x}-")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn replay_on_netns_with_per_host_rates_and_nothing_left() {
+    if !can_run("replay_on_netns_with_per_host_rates_and_nothing_left") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(dir.path(), "toy.txt", TOY);
+    let rates = write(
+        dir.path(),
+        "rates.txt",
+        "# host rate\n0 200mbit\n3 50mbit\n",
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args([
+            "replay",
+            "--local",
+            "4",
+            "--netns",
+            "--trace",
+            &trace,
+            "--port-rate",
+            "100mbit",
+            "--port-rates",
+            &rates,
+            "--scale-bytes",
+            "0.01",
+            "--scale-time",
+            "0.1",
+            "-s",
+            "varys",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Rates scale with the workload (x 0.01 / 0.1): 5 to 20 Mbit/s.
+    assert!(
+        stdout.contains("at 5.0 to 20.0 Mbit/s each (one network namespace per host"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("real (netns, 4 daemons)"), "{stdout}");
+    assert_eq!(
+        netns::leftovers(&prefix_of(pid)).unwrap(),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_netns_replay_removes_everything() {
+    if !can_run("ctrl_c_during_a_netns_replay_removes_everything") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(dir.path(), "toy.txt", TOY);
+    // 8 MB into host 1 at 8 Mbit/s: several seconds, long past the interrupt.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args([
+            "replay",
+            "--local",
+            "4",
+            "--netns",
+            "--trace",
+            &trace,
+            "--port-rate",
+            "8mbit",
+            "--scale-bytes",
+            "1",
+            "--scale-time",
+            "1",
+            "-s",
+            "fair",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = prefix_of(child.id());
+    let t = Instant::now();
+    while netns::leftovers(&prefix).unwrap().len() < 4 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the cluster never appeared"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "replay ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let made = netns::leftovers(&prefix).unwrap();
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    assert_eq!(
+        netns::leftovers(&prefix).unwrap(),
+        Vec::<String>::new(),
+        "made {made:?}"
+    );
+}
+
+#[test]
+fn without_root_netns_falls_back_to_pacing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(dir.path(), "toy.txt", TOY);
+    let args = [
+        "replay",
+        "--local",
+        "2",
+        "--netns",
+        "--trace",
+        &trace,
+        "--scale-bytes",
+        "0.01",
+        "--scale-time",
+        "0.1",
+        "-s",
+        "fair",
+    ];
+    let bin = env!("CARGO_BIN_EXE_coflowkit");
+    let out = if netns::available().is_err() {
+        Command::new(bin).args(args).output().unwrap()
+    } else {
+        // As root: run as nobody, who can read the trace but not make namespaces.
+        use std::os::unix::fs::PermissionsExt;
+        for p in [dir.path(), Path::new(&trace)] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        match Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin])
+            .args(args)
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!(
+                    "NOT RUN: without_root_netns_falls_back_to_pacing_and_says_so: setpriv: {e}"
+                );
+                return;
+            }
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "--netns: network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); running as uid"
+        ) && stdout.contains("falling back to rate emulation by pacing inside the daemons"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("real (loopback, 2 daemons)"), "{stdout}");
+}
+
+#[test]
+fn replay_refuses_a_host_with_different_up_and_down_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(dir.path(), "toy.txt", TOY);
+    let rates = write(dir.path(), "rates.txt", "1 100mbit 50mbit\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args([
+            "replay",
+            "--local",
+            "2",
+            "--trace",
+            &trace,
+            "--port-rates",
+            &rates,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--port-rates: host 1 has uplink 100000000 and downlink 50000000 bit/s"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_killed_replay_is_swept_by_the_next_cluster() {
+    if !can_run("a_killed_replay_is_swept_by_the_next_cluster") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(dir.path(), "toy.txt", TOY);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args([
+            "replay",
+            "--local",
+            "2",
+            "--netns",
+            "--trace",
+            &trace,
+            "--port-rate",
+            "8mbit",
+            "--scale-bytes",
+            "1",
+            "--scale-time",
+            "1",
+            "-s",
+            "fair",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = prefix_of(child.id());
+    let t = Instant::now();
+    // Two namespaces, two veths and the bridge.
+    while netns::leftovers(&prefix).unwrap().len() < 5 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the cluster never appeared"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "replay ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup
+    child.wait().unwrap();
+    assert!(!netns::leftovers(&prefix).unwrap().is_empty());
+    let next = netns::NetnsCluster::create(&[1e6]).unwrap();
+    assert_eq!(netns::leftovers(&prefix).unwrap(), Vec::<String>::new());
+    drop(next);
+}
