@@ -9,15 +9,27 @@
 use crate::alloc::Budget;
 use crate::{Decision, Rates, Scheduler, Snapshot};
 
-/// Priority key: deadline, remaining bytes, coflow position (arrival order), flow position.
-type Key = (f64, f64, u32, u32);
+/// Priority key: deadline, remaining bytes, then (coflow position (arrival order), flow
+/// position). Times and sizes are non-negative, and the bits of a non-negative float order as
+/// the float does: plain integers sort several times faster than float comparisons, and the
+/// sort of the pairs' heads on every decision is nearly all of this policy's cost.
+type Key = (u64, u64, u64);
 
-fn before(a: &Key, b: &Key) -> bool {
-    a.0.total_cmp(&b.0)
-        .then(a.1.total_cmp(&b.1))
-        .then(a.2.cmp(&b.2))
-        .then(a.3.cmp(&b.3))
-        .is_lt()
+fn key(deadline: f64, remaining: f64, ci: usize, fi: usize) -> Key {
+    (
+        bits(deadline),
+        bits(remaining),
+        (ci as u64) << 32 | fi as u64,
+    )
+}
+
+/// Order-preserving bits of a float that is non-negative, or else taken as 0.
+fn bits(x: f64) -> u64 {
+    if x > 0.0 {
+        x.to_bits()
+    } else {
+        0
+    }
 }
 
 #[derive(Debug, Default)]
@@ -47,28 +59,24 @@ impl Scheduler for Pfp {
         for (ci, c) in snap.coflows.iter().enumerate() {
             let deadline = c.deadline_s.unwrap_or(f64::INFINITY);
             for (fi, f) in c.flows.iter().enumerate() {
-                let key = (deadline, f.remaining_bytes, ci as u32, fi as u32);
+                let key = key(deadline, f.remaining_bytes, ci, fi);
                 let s = &mut self.slot[f.src as usize * ports + f.dst as usize];
                 if *s == u32::MAX {
                     *s = self.heads.len() as u32;
                     self.heads.push(key);
-                } else if before(&key, &self.heads[*s as usize]) {
+                } else if key < self.heads[*s as usize] {
                     self.heads[*s as usize] = key;
                 }
             }
         }
-        self.heads.sort_by(|a, b| {
-            a.0.total_cmp(&b.0)
-                .then(a.1.total_cmp(&b.1))
-                .then(a.2.cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-        });
-        for &(_, _, ci, fi) in &self.heads {
-            let f = snap.coflows[ci as usize].flows[fi as usize];
+        self.heads.sort_unstable(); // keys are unique
+        for &(_, _, at) in &self.heads {
+            let (ci, fi) = ((at >> 32) as usize, at as u32 as usize);
+            let f = snap.coflows[ci].flows[fi];
             self.slot[f.src as usize * ports + f.dst as usize] = u32::MAX;
             let r = self.budget.headroom(f.src, f.dst);
             if r > self.budget.floor {
-                rates.per_coflow[ci as usize][fi as usize] = r;
+                rates.per_coflow[ci][fi] = r;
                 self.budget.take(f.src, f.dst, r);
             }
         }
