@@ -8,6 +8,7 @@
 //!   and per-block CRC-32, reports progress every Δ, falls back to fair share without a
 //!   coordinator and re-registers its soft state when it returns.
 //! - [`Client`]: `register`, `put`, `get`, `unregister`.
+//! - [`tls`]: optional TLS on both planes ([`TlsServer`], [`TlsClient`]).
 //!
 //! See docs/runtime.md for the architecture and the decisions.
 
@@ -22,6 +23,7 @@ pub mod proto;
 pub mod replay;
 pub mod rpc;
 mod running;
+pub mod tls;
 
 pub use auth::{Token, PROTOCOL_VERSION};
 pub use client::{Client, ClientConfig, CoflowId, CoflowOptions};
@@ -29,3 +31,4 @@ pub use coordinator::CoordinatorConfig;
 pub use daemon::DaemonConfig;
 pub use error::{Error, Result};
 pub use running::Running;
+pub use tls::{TlsClient, TlsServer};

@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use crate::auth::Token;
 use crate::error::{Error, Result};
 use crate::frame::BLOCK_BYTES;
+use crate::tls::{self, TlsClient, TlsServer};
 use crate::Running;
 use flows::Flows;
 use link::Link;
@@ -39,6 +40,10 @@ pub struct DaemonConfig {
     pub data_dir: Option<PathBuf>,
     /// Δ until the coordinator says otherwise.
     pub report_interval: Duration,
+    /// Serve the data port over TLS with this certificate (`None` = plaintext).
+    pub tls: Option<TlsServer>,
+    /// Reach the coordinator over TLS, trusting this CA (`None` = plaintext).
+    pub coordinator_tls: Option<TlsClient>,
 }
 
 impl DaemonConfig {
@@ -51,6 +56,8 @@ impl DaemonConfig {
             mem_limit_bytes: 1 << 30,
             data_dir: None,
             report_interval: Duration::from_millis(10),
+            tls: None,
+            coordinator_tls: None,
         }
     }
 
@@ -99,7 +106,14 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             .accept()
             .await
             .map_err(|e| Error::io("accepting data connections", e))?;
-        tokio::spawn(serve::connection(d.clone(), sock, peer.to_string()));
+        let d = d.clone();
+        tokio::spawn(async move {
+            let peer = peer.to_string();
+            match tls::accept_data(sock, d.cfg.tls.as_ref()).await {
+                Ok(stream) => serve::connection(d, stream, peer).await,
+                Err(e) => tracing::debug!(%peer, "data connection refused: {e}"),
+            }
+        });
     }
 }
 
