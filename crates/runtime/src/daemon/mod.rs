@@ -4,6 +4,7 @@
 
 mod flows;
 mod link;
+pub mod recover;
 mod serve;
 pub mod store;
 
@@ -44,6 +45,9 @@ pub struct DaemonConfig {
     pub tls: Option<TlsServer>,
     /// Reach the coordinator over TLS, trusting this CA (`None` = plaintext).
     pub coordinator_tls: Option<TlsClient>,
+    /// Write every put to `data_dir` (none kept in memory), so that a restart recovers all of
+    /// them; otherwise only those that spilled survive a restart.
+    pub persist_all: bool,
 }
 
 impl DaemonConfig {
@@ -58,6 +62,7 @@ impl DaemonConfig {
             report_interval: Duration::from_millis(10),
             tls: None,
             coordinator_tls: None,
+            persist_all: false,
         }
     }
 
@@ -74,6 +79,11 @@ impl DaemonConfig {
         if self.advertise.is_empty() {
             return Err(Error::Config(
                 "the daemon needs an address to advertise".into(),
+            ));
+        }
+        if self.persist_all && self.data_dir.is_none() {
+            return Err(Error::Config(
+                "persisting every put needs a data dir".into(),
             ));
         }
         if let Some(d) = &self.data_dir {
@@ -94,8 +104,37 @@ pub(crate) struct Daemon {
 /// Serve on `listener` until the process ends.
 pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
     cfg.check()?;
+    let store = Store::with_persist_all(
+        cfg.mem_limit_bytes,
+        cfg.data_dir.as_deref(),
+        cfg.persist_all,
+    );
+    if let Some(dir) = cfg.data_dir.clone() {
+        // Before registering, so the coordinator learns of the recovered objects at once.
+        let s = store.clone();
+        let report = tokio::task::spawn_blocking(move || recover::recover(&s, &dir))
+            .await
+            .map_err(|e| Error::Config(format!("recovering the data dir: {e}")))?;
+        let dir = cfg.data_dir.as_deref().expect("set").display().to_string();
+        let report = report.map_err(|e| Error::io(format!("recovering data dir {dir}"), e))?;
+        for (path, why) in &report.corrupt {
+            tracing::warn!(
+                "spill file {} failed verification ({why}): not served, kept as .{}",
+                path.display(),
+                recover::BAD_EXT
+            );
+        }
+        if report.recovered + report.incomplete > 0 {
+            tracing::info!(
+                "data dir {dir}: recovered {} objects ({} bytes), dropped {} unfinished puts",
+                report.recovered,
+                report.bytes,
+                report.incomplete
+            );
+        }
+    }
     let d = Arc::new(Daemon {
-        store: Store::new(cfg.mem_limit_bytes, cfg.data_dir.as_deref()),
+        store,
         flows: Flows::new(cfg.nic_bytes_per_s),
         link: Link::new(),
         cfg,
