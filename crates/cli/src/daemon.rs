@@ -27,9 +27,13 @@ pub struct DaemonArgs {
     /// Most put data kept in memory, in MiB; the rest spills to --data-dir (or waits)
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     pub mem_limit_mib: u64,
-    /// Where put data spills when memory is full
+    /// Where put data spills when memory is full; a daemon restarted on the same directory
+    /// serves its spilled objects again (after checking their checksums)
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Write every put to --data-dir, none kept in memory, so a restart recovers all of them
+    #[arg(long, requires = "data_dir")]
+    pub persist_all: bool,
     /// File holding the shared token
     #[arg(long, value_name = "FILE")]
     pub token_file: PathBuf,
@@ -56,6 +60,7 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     cfg.advertise = advertise;
     cfg.mem_limit_bytes = args.mem_limit_mib.saturating_mul(1 << 20);
     cfg.data_dir = args.data_dir.clone();
+    cfg.persist_all = args.persist_all;
     cfg.tls = args.tls.load()?;
     cfg.coordinator_tls = args.tls_client.load()?;
     let rt = tokio::runtime::Runtime::new()?;

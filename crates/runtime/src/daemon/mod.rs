@@ -119,9 +119,9 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
         let report = report.map_err(|e| Error::io(format!("recovering data dir {dir}"), e))?;
         for (path, why) in &report.corrupt {
             tracing::warn!(
-                "spill file {} failed verification ({why}): not served, kept as .{}",
+                "spill file {} failed verification ({why}): not served, renamed to {}",
                 path.display(),
-                recover::BAD_EXT
+                path.with_extension(recover::BAD_EXT).display()
             );
         }
         if report.recovered + report.incomplete > 0 {
