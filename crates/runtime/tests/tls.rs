@@ -217,8 +217,7 @@ async fn a_certificate_for_another_name_is_refused_unless_that_name_is_expected(
     let ca = TlsClient::from_pem(ca.as_bytes()).unwrap();
     let e = rpc::connect_with(&addr, &token(), Some(&ca))
         .await
-        .err()
-        .expect("a certificate for another name was accepted");
+        .expect_err("a certificate for another name was accepted");
     assert!(e.to_string().contains("not valid for name"), "{e}");
     let named = ca.with_domain("coflowkit.test");
     let mut rpc = rpc::connect_with(&addr, &token(), Some(&named))
