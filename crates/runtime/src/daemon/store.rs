@@ -187,6 +187,12 @@ impl Builder {
 
     /// Make the object visible. Fails if the data id is already taken in this coflow.
     pub async fn finish(mut self) -> Result<StoredObject, String> {
+        if self.store.persist_all && self.file.is_none() {
+            // An empty object has had no block to open its file.
+            self.start_spill()
+                .await
+                .map_err(|e| format!("spill file: {e}"))?;
+        }
         let spilled = self.file.is_some();
         if let Some(mut f) = self.file.take() {
             let lens = self.obj.blocks.iter().map(|b| match b.body {
@@ -463,8 +469,10 @@ mod tests {
         b.push(crc32fast::hash(b"abc"), b"abc").await.unwrap();
         b.finish().await.unwrap();
         assert_eq!((store.mem_used(), store.spilled_bytes()), (0, 3));
+        store.begin(3, "empty").finish().await.unwrap();
         let again = Store::new(1 << 20, Some(dir.path()));
         super::super::recover::recover(&again, dir.path()).unwrap();
         assert_eq!(again.get(3, "x").unwrap().size, 3);
+        assert_eq!(again.get(3, "empty").unwrap().size, 0);
     }
 }
