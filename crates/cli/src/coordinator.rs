@@ -9,6 +9,7 @@ use clap::Args;
 use coflowkit_runtime::{coordinator, CoordinatorConfig, Token};
 
 use crate::sched_args::SchedArgs;
+use crate::tls_args::TlsServerArgs;
 
 #[derive(Args, Debug)]
 #[command(mut_arg("scheduler", |a| a.default_value("varys").help("The scheduler (one name)")))]
@@ -32,6 +33,8 @@ pub struct CoordinatorArgs {
     /// (read-only, no token: bind it to a private address)
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub tls: TlsServerArgs,
 }
 
 pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
@@ -50,6 +53,7 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
     cfg.options = args.sched.options()?;
     cfg.report_interval = Duration::from_secs_f64(args.report_interval_ms / 1000.0);
     cfg.metrics = args.metrics_listen;
+    cfg.tls = args.tls.load()?;
     cfg.tick = (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0));
     Ok(cfg)
 }
@@ -63,10 +67,15 @@ pub fn run(args: CoordinatorArgs) -> Result<()> {
             .await
             .with_context(|| format!("binding {}", args.listen))?;
         eprintln!(
-            "coordinator ({}) listening on {} (protocol v{})",
+            "coordinator ({}) listening on {} (protocol v{}, {})",
             cfg.scheduler,
             listener.local_addr()?,
-            coflowkit_runtime::PROTOCOL_VERSION
+            coflowkit_runtime::PROTOCOL_VERSION,
+            if cfg.tls.is_some() {
+                "TLS"
+            } else {
+                "plaintext"
+            }
         );
         coordinator::serve(cfg, listener).await?;
         Ok(())

@@ -8,6 +8,8 @@ use clap::Args;
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_runtime::{daemon, DaemonConfig, Token};
 
+use crate::tls_args::{TlsClientArgs, TlsServerArgs};
+
 #[derive(Args, Debug)]
 pub struct DaemonArgs {
     /// Coordinator address
@@ -25,12 +27,23 @@ pub struct DaemonArgs {
     /// Most put data kept in memory, in MiB; the rest spills to --data-dir (or waits)
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     pub mem_limit_mib: u64,
-    /// Where put data spills when memory is full
+    /// Where put data spills when memory is full; a daemon restarted on the same directory
+    /// serves its spilled objects again (after checking their checksums)
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Write every put to --data-dir, none kept in memory, so a restart recovers every
+    /// completed put
+    #[arg(long, requires = "data_dir")]
+    pub persist_all: bool,
     /// File holding the shared token
     #[arg(long, value_name = "FILE")]
     pub token_file: PathBuf,
+    /// Data port over TLS (--tls-cert, --tls-key)
+    #[command(flatten)]
+    pub tls: TlsServerArgs,
+    /// Coordinator over TLS (--tls-ca, --tls-domain)
+    #[command(flatten)]
+    pub tls_client: TlsClientArgs,
 }
 
 pub fn run(args: DaemonArgs) -> Result<()> {
@@ -48,17 +61,30 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     cfg.advertise = advertise;
     cfg.mem_limit_bytes = args.mem_limit_mib.saturating_mul(1 << 20);
     cfg.data_dir = args.data_dir.clone();
+    cfg.persist_all = args.persist_all;
+    cfg.tls = args.tls.load()?;
+    cfg.coordinator_tls = args.tls_client.load()?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
         eprintln!(
-            "daemon {} (NIC {}) serving data on {}, coordinator {}",
+            "daemon {} (NIC {}) serving data on {} ({}), coordinator {} ({})",
             cfg.advertise,
             args.nic_rate,
             listener.local_addr()?,
-            cfg.coordinator
+            if cfg.tls.is_some() {
+                "TLS"
+            } else {
+                "plaintext"
+            },
+            cfg.coordinator,
+            if cfg.coordinator_tls.is_some() {
+                "TLS"
+            } else {
+                "plaintext"
+            }
         );
         daemon::serve(cfg, listener).await?;
         Ok(())

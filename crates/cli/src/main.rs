@@ -13,6 +13,7 @@ mod sched_args;
 mod shuffle;
 mod sim;
 mod status;
+mod tls_args;
 mod trace_cmd;
 
 use std::process::ExitCode;

@@ -8,6 +8,8 @@ use coflowkit_runtime::proto::Empty;
 use coflowkit_runtime::{rpc, Token};
 use serde_json::json;
 
+use crate::tls_args::TlsClientArgs;
+
 #[derive(Args, Debug)]
 pub struct StatusArgs {
     /// Coordinator address
@@ -19,17 +21,26 @@ pub struct StatusArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub tls: TlsClientArgs,
 }
 
 pub fn run(args: StatusArgs) -> Result<()> {
     let token = Token::from_file(&args.token_file)?;
+    let tls = args.tls.load()?;
+    // A plaintext call to a TLS coordinator only sees its stream cancelled: say what may be wrong.
+    let hint = if tls.is_none() {
+        " (if the coordinator serves TLS, pass --tls-ca)"
+    } else {
+        ""
+    };
     let rt = tokio::runtime::Runtime::new()?;
     let s = rt.block_on(async {
-        let mut c = rpc::connect(&args.coordinator, &token).await?;
+        let mut c = rpc::connect_with(&args.coordinator, &token, tls.as_ref()).await?;
         c.status(Empty {})
             .await
             .map(|r| r.into_inner())
-            .map_err(|e| anyhow!("coordinator {}: {e}", args.coordinator))
+            .map_err(|e| anyhow!("coordinator {}: {e}{hint}", args.coordinator))
     })?;
     if args.json {
         let doc = json!({

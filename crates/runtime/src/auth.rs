@@ -1,6 +1,5 @@
-//! The shared token every RPC and every data connection must present. TLS is not built in yet
-//! (docs/runtime.md): on an untrusted network run the control and data ports inside a VPN or an
-//! SSH tunnel, since the token travels in clear.
+//! The shared token every RPC and every data connection must present. Without TLS (`tls`, off
+//! by default) it travels in clear: on an untrusted network turn TLS on.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -35,8 +35,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::TcpStream;
+use tokio::io::{
+    AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, ReadHalf, WriteHalf,
+};
 
 use crate::auth::{Token, PROTOCOL_VERSION};
 use crate::error::{Error, Result};
@@ -46,6 +47,7 @@ use crate::proto::{
     PutRequest, RegisterCoflowRequest,
 };
 use crate::rpc::{self, Client as Rpc};
+use crate::tls::{self, DataStream, TlsClient};
 
 /// A coflow's id, unique across coordinator restarts.
 pub type CoflowId = u64;
@@ -58,6 +60,8 @@ pub struct ClientConfig {
     /// receiving host (whose downlink the scheduler accounts for).
     pub local_daemon: String,
     pub token: Token,
+    /// Talk TLS to the coordinator and the daemons, trusting this CA (`None` = plaintext).
+    pub tls: Option<TlsClient>,
 }
 
 impl ClientConfig {
@@ -66,7 +70,14 @@ impl ClientConfig {
             coordinator: coordinator.to_string(),
             local_daemon: local_daemon.to_string(),
             token,
+            tls: None,
         }
+    }
+
+    /// Use TLS on both planes.
+    pub fn with_tls(mut self, tls: TlsClient) -> Self {
+        self.tls = Some(tls);
+        self
     }
 }
 
@@ -124,7 +135,7 @@ pub struct Client {
 
 impl Client {
     pub async fn connect(cfg: ClientConfig) -> Result<Client> {
-        let rpc = rpc::connect(&cfg.coordinator, &cfg.token).await?;
+        let rpc = rpc::connect_with(&cfg.coordinator, &cfg.token, cfg.tls.as_ref()).await?;
         Ok(Client { rpc, cfg })
     }
 
@@ -395,14 +406,11 @@ impl Client {
         host: &str,
         req: DataRequest,
     ) -> Result<(
-        BufReader<tokio::net::tcp::OwnedReadHalf>,
-        BufWriter<tokio::net::tcp::OwnedWriteHalf>,
+        BufReader<ReadHalf<DataStream>>,
+        BufWriter<WriteHalf<DataStream>>,
     )> {
-        let sock = TcpStream::connect(host)
-            .await
-            .map_err(|e| Error::io(format!("connecting to daemon {host}"), e))?;
-        let _ = sock.set_nodelay(true);
-        let (r, w) = sock.into_split();
+        let sock = tls::connect_data(host, self.cfg.tls.as_ref()).await?;
+        let (r, w) = tokio::io::split(sock);
         let mut w = BufWriter::with_capacity(2 * BLOCK_BYTES, w);
         let io = |e| Error::io(format!("talking to daemon {host}"), e);
         frame::write_msg(

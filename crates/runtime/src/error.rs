@@ -20,7 +20,7 @@ pub enum Error {
         #[source]
         status: Box<tonic::Status>,
     },
-    #[error("cannot reach coordinator {addr}: {source}")]
+    #[error("cannot reach coordinator {addr}: {}", chain(.source))]
     Connect {
         addr: String,
         #[source]
@@ -58,6 +58,22 @@ pub enum Error {
     Config(String),
     #[error(transparent)]
     Netns(#[from] crate::netns::NetnsError),
+}
+
+/// An error and its causes, `a: b: c` (tonic's transport errors say little at the top).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        // io::Error repeats its inner error as its source.
+        let t = c.to_string();
+        if !s.ends_with(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

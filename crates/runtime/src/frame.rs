@@ -1,4 +1,4 @@
-//! Data-plane framing over plain TCP: `[u32 big-endian length][u8 kind][payload]`, the length
+//! Data-plane framing over TCP or TLS: `[u32 big-endian length][u8 kind][payload]`, the length
 //! counting kind and payload. Control frames carry protobuf messages of the versioned protocol;
 //! block frames carry a CRC-32 computed where the bytes entered the system (the putting client)
 //! and checked where they leave it (the getting client), so a checksum covers the whole path.

@@ -4,11 +4,13 @@
 //! - [`coordinator`]: registry of coflows and daemons; its brain is `coflowkit_sched::Scheduler`
 //!   (the same code the simulator runs), called on events, at the wake-ups it asks for and every
 //!   tick; rates go to daemons over a server-streaming gRPC call (protocol `coflowkit.v1`).
-//! - [`daemon`]: stores put data, serves gets over plain TCP with per-flow token-bucket pacing
-//!   and per-block CRC-32, reports progress every Δ, falls back to fair share without a
-//!   coordinator and re-registers its soft state when it returns.
+//! - [`daemon`]: stores put data, serves gets over TCP (optionally TLS) with per-flow
+//!   token-bucket pacing and per-block CRC-32, reports progress every Δ, falls back to fair
+//!   share without a coordinator, re-registers its soft state when it returns, and recovers its
+//!   spilled objects when restarted on the same data dir.
 //! - [`Client`]: `register`, `put`, `get`, `unregister`.
 //! - [`netns`]: an emulated cluster of network namespaces with `tc` rate limits per host.
+//! - [`tls`]: optional TLS on both planes ([`TlsServer`], [`TlsClient`]).
 //!
 //! See docs/runtime.md for the architecture and the decisions.
 
@@ -24,6 +26,7 @@ pub mod proto;
 pub mod replay;
 pub mod rpc;
 mod running;
+pub mod tls;
 
 pub use auth::{Token, PROTOCOL_VERSION};
 pub use client::{Client, ClientConfig, CoflowId, CoflowOptions, CoflowWriter};
@@ -31,3 +34,4 @@ pub use coordinator::CoordinatorConfig;
 pub use daemon::DaemonConfig;
 pub use error::{Error, Result};
 pub use running::Running;
+pub use tls::{TlsClient, TlsServer};

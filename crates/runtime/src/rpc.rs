@@ -8,6 +8,7 @@ use tonic::transport::{Channel, Endpoint};
 use crate::auth::{AddToken, Token};
 use crate::error::{Error, Result};
 use crate::proto::coordinator_client::CoordinatorClient;
+use crate::tls::TlsClient;
 
 /// Largest control message either side accepts (bytes). A daemon's re-registration lists its
 /// stored objects and flows, so this bounds how much soft state one daemon can report.
@@ -15,14 +16,19 @@ pub const MAX_RPC_BYTES: usize = 4 * 1024 * 1024;
 
 pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
 
-/// Connect (eagerly, with a short timeout) to a coordinator at `host:port`.
+/// Connect (eagerly, with a short timeout) to a plaintext coordinator at `host:port`.
 pub async fn connect(addr: &str, token: &Token) -> Result<Client> {
-    let uri = if addr.contains("://") {
-        addr.to_string()
-    } else {
-        format!("http://{addr}")
+    connect_with(addr, token, None).await
+}
+
+/// Connect to a coordinator at `host:port`, over TLS when `tls` is given.
+pub async fn connect_with(addr: &str, token: &Token, tls: Option<&TlsClient>) -> Result<Client> {
+    let uri = match (addr.contains("://"), tls) {
+        (true, _) => addr.to_string(),
+        (false, None) => format!("http://{addr}"),
+        (false, Some(_)) => format!("https://{addr}"),
     };
-    let ep = Endpoint::from_shared(uri)
+    let mut ep = Endpoint::from_shared(uri)
         .map_err(|e| Error::Config(format!("coordinator address `{addr}`: {e}")))?
         .connect_timeout(Duration::from_secs(2))
         .tcp_nodelay(true)
@@ -31,6 +37,11 @@ pub async fn connect(addr: &str, token: &Token) -> Result<Client> {
         .http2_keep_alive_interval(Duration::from_secs(2))
         .keep_alive_timeout(Duration::from_secs(4))
         .keep_alive_while_idle(true);
+    if let Some(t) = tls {
+        ep = ep
+            .tls_config(t.tonic(addr))
+            .map_err(|e| Error::Config(format!("TLS towards coordinator `{addr}`: {e}")))?;
+    }
     let ch = ep.connect().await.map_err(|source| Error::Connect {
         addr: addr.to_string(),
         source,

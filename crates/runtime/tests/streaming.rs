@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use coflowkit_runtime::frame::BLOCK_BYTES;
 use coflowkit_runtime::proto::LocateRequest;
 use coflowkit_runtime::{CoflowOptions, Error};
 use coflowkit_sched::SchedulerKind;
@@ -74,6 +75,47 @@ async fn received(got: &mut watch::Receiver<usize>, n: usize, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_get_receives_blocks_while_the_put_is_still_writing() {
     let cluster = Cluster::start(SchedulerKind::Aalo, &[50e6, 50e6]);
+    let (tx, c) = follow_a_put(&cluster).await;
+    tx.unregister(c).await.unwrap();
+}
+
+/// The same with a memory bound of two blocks and a data dir: the object moves to its spill
+/// file while the get follows it, and ends as one `.spill` file that passes recovery's checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_follows_a_put_that_moves_to_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::cell::Cell::new(0);
+    let cluster = Cluster::start_with(SchedulerKind::Aalo, &[50e6, 50e6], |cfg| {
+        cfg.mem_limit_bytes = 2 * BLOCK_BYTES as u64;
+        cfg.data_dir = Some(dir.path().join(format!("d{}", n.get())));
+        n.set(n.get() + 1);
+    });
+    let (tx, c) = follow_a_put(&cluster).await;
+    let files = || -> Vec<_> {
+        let dir = std::fs::read_dir(dir.path().join("d0")).unwrap();
+        dir.map(|e| e.unwrap().path()).collect()
+    };
+    let f = files();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].extension().unwrap(), "spill");
+    let v = coflowkit_runtime::daemon::recover::verify(&f[0]).unwrap();
+    assert_eq!((v.coflow, v.data_id.as_str()), (c, "stream"));
+    let size: u64 = v.blocks.iter().map(|&(len, _)| len as u64).sum();
+    assert_eq!(size, 150_001);
+    // Unregistering deletes it (once the daemon hears of it).
+    tx.unregister(c).await.unwrap();
+    for _ in 0..400 {
+        if files().is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the spill file outlived its coflow: {:?}", files());
+}
+
+/// A producer writes while a consumer's get follows; returns the producer's client and the
+/// coflow (still registered).
+async fn follow_a_put(cluster: &Cluster) -> (coflowkit_runtime::Client, u64) {
     cluster.ready().await;
     let (tx, rx) = (cluster.client(0).await, cluster.client(1).await);
     let c = tx.register(CoflowOptions::non_clairvoyant()).await.unwrap();
@@ -88,7 +130,7 @@ async fn a_get_receives_blocks_while_the_put_is_still_writing() {
     let mut w = tx.writer(c, "stream");
     w.write_all(pieces[0]).await.unwrap();
     w.flush().await.unwrap();
-    locatable(&cluster, c, "stream").await;
+    locatable(cluster, c, "stream").await;
     let (got_tx, mut got) = watch::channel(0);
     let consumer = tokio::spawn(async move {
         let mut tap = Tap {
@@ -113,7 +155,7 @@ async fn a_get_receives_blocks_while_the_put_is_still_writing() {
     assert_eq!(n.unwrap(), data.len() as u64);
     assert_eq!(crc32fast::hash(&out), crc32fast::hash(&data));
     assert_eq!(out, data);
-    tx.unregister(c).await.unwrap();
+    (tx, c)
 }
 
 /// A writer dropped mid-way abandons the put: the get that was following it fails with an

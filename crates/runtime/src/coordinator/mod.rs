@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::proto::coordinator_server::CoordinatorServer;
 use crate::proto::RateUpdate;
 use crate::rpc::MAX_RPC_BYTES;
+use crate::tls::TlsServer;
 use crate::Running;
 use service::{Service, Shared};
 use state::State;
@@ -41,6 +42,8 @@ pub struct CoordinatorConfig {
     /// Serve `GET /metrics` (Prometheus) and `GET /status` (JSON) over HTTP here; read-only and
     /// unauthenticated, so bind it to a private address. `None` = off (default).
     pub metrics: Option<SocketAddr>,
+    /// Serve the control protocol over TLS with this certificate (`None` = plaintext).
+    pub tls: Option<TlsServer>,
 }
 
 impl CoordinatorConfig {
@@ -52,6 +55,7 @@ impl CoordinatorConfig {
             report_interval: Duration::from_millis(10),
             tick: Some(Duration::from_millis(100)),
             metrics: None,
+            tls: None,
         }
     }
 }
@@ -139,8 +143,14 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
             .max_encoding_message_size(MAX_RPC_BYTES),
         auth,
     );
+    let mut server = Server::builder();
+    if let Some(t) = &config.tls {
+        server = server
+            .tls_config(t.tonic())
+            .map_err(|e| Error::Config(format!("coordinator TLS: {e}")))?;
+    }
     // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds.
-    Server::builder()
+    server
         .tcp_nodelay(true)
         .http2_keepalive_interval(Some(Duration::from_secs(2)))
         .http2_keepalive_timeout(Some(Duration::from_secs(4)))

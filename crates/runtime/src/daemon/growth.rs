@@ -35,6 +35,17 @@ impl Progress {
         }
     }
 
+    /// A put that completed earlier (an object recovered from its spill file at start).
+    pub fn complete(blocks: usize, bytes: u64) -> Progress {
+        Progress {
+            tx: watch::Sender::new(Growth {
+                blocks,
+                bytes,
+                end: End::Done,
+            }),
+        }
+    }
+
     pub fn now(&self) -> Growth {
         self.tx.borrow().clone()
     }

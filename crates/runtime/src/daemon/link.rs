@@ -75,9 +75,13 @@ pub async fn run(d: Arc<Daemon>) {
 }
 
 async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String> {
-    let mut c = rpc::connect(&d.cfg.coordinator, &d.cfg.token)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut c = rpc::connect_with(
+        &d.cfg.coordinator,
+        &d.cfg.token,
+        d.cfg.coordinator_tls.as_ref(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let reply = c
         .register_daemon(RegisterDaemonRequest {
             protocol_version: PROTOCOL_VERSION,

@@ -5,6 +5,7 @@
 mod flows;
 mod growth;
 mod link;
+pub mod recover;
 mod serve;
 pub mod store;
 
@@ -18,6 +19,7 @@ use tokio::net::TcpListener;
 use crate::auth::Token;
 use crate::error::{Error, Result};
 use crate::frame::BLOCK_BYTES;
+use crate::tls::{self, TlsClient, TlsServer};
 use crate::Running;
 use flows::Flows;
 use link::Link;
@@ -40,6 +42,13 @@ pub struct DaemonConfig {
     pub data_dir: Option<PathBuf>,
     /// Δ until the coordinator says otherwise.
     pub report_interval: Duration,
+    /// Serve the data port over TLS with this certificate (`None` = plaintext).
+    pub tls: Option<TlsServer>,
+    /// Reach the coordinator over TLS, trusting this CA (`None` = plaintext).
+    pub coordinator_tls: Option<TlsClient>,
+    /// Write every put to `data_dir` (none kept in memory), so that a restart recovers every
+    /// completed put; otherwise only those that spilled survive a restart.
+    pub persist_all: bool,
 }
 
 impl DaemonConfig {
@@ -52,6 +61,9 @@ impl DaemonConfig {
             mem_limit_bytes: 1 << 30,
             data_dir: None,
             report_interval: Duration::from_millis(10),
+            tls: None,
+            coordinator_tls: None,
+            persist_all: false,
         }
     }
 
@@ -68,6 +80,11 @@ impl DaemonConfig {
         if self.advertise.is_empty() {
             return Err(Error::Config(
                 "the daemon needs an address to advertise".into(),
+            ));
+        }
+        if self.persist_all && self.data_dir.is_none() {
+            return Err(Error::Config(
+                "persisting every put needs a data dir".into(),
             ));
         }
         if let Some(d) = &self.data_dir {
@@ -88,8 +105,37 @@ pub(crate) struct Daemon {
 /// Serve on `listener` until the process ends.
 pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
     cfg.check()?;
+    let store = Store::with_persist_all(
+        cfg.mem_limit_bytes,
+        cfg.data_dir.as_deref(),
+        cfg.persist_all,
+    );
+    if let Some(dir) = cfg.data_dir.clone() {
+        // Before registering, so the coordinator learns of the recovered objects at once.
+        let s = store.clone();
+        let report = tokio::task::spawn_blocking(move || recover::recover(&s, &dir))
+            .await
+            .map_err(|e| Error::Config(format!("recovering the data dir: {e}")))?;
+        let dir = cfg.data_dir.as_deref().expect("set").display().to_string();
+        let report = report.map_err(|e| Error::io(format!("recovering data dir {dir}"), e))?;
+        for (path, why) in &report.corrupt {
+            tracing::warn!(
+                "spill file {} failed verification ({why}): not served, renamed to {}",
+                path.display(),
+                path.with_extension(recover::BAD_EXT).display()
+            );
+        }
+        if report.recovered + report.incomplete > 0 {
+            tracing::info!(
+                "data dir {dir}: recovered {} objects ({} bytes), dropped {} unfinished puts",
+                report.recovered,
+                report.bytes,
+                report.incomplete
+            );
+        }
+    }
     let d = Arc::new(Daemon {
-        store: Store::new(cfg.mem_limit_bytes, cfg.data_dir.as_deref()),
+        store,
         flows: Flows::new(cfg.nic_bytes_per_s),
         link: Link::new(),
         cfg,
@@ -100,7 +146,14 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             .accept()
             .await
             .map_err(|e| Error::io("accepting data connections", e))?;
-        tokio::spawn(serve::connection(d.clone(), sock, peer.to_string()));
+        let d = d.clone();
+        tokio::spawn(async move {
+            let peer = peer.to_string();
+            match tls::accept_data(sock, d.cfg.tls.as_ref()).await {
+                Ok(stream) => serve::connection(d, stream, peer).await,
+                Err(e) => tracing::debug!(%peer, "data connection refused: {e}"),
+            }
+        });
     }
 }
 

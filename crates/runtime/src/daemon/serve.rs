@@ -1,12 +1,11 @@
 //! The daemon's data plane: authenticated puts into the store and paced, checksummed gets out
-//! of it, one TCP connection per request.
+//! of it, one TCP (or TLS) connection per request.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::TcpStream;
 
 use super::store::{Builder, Fetch};
 use super::{link, Daemon};
@@ -14,6 +13,7 @@ use crate::auth::PROTOCOL_VERSION;
 use crate::frame::{self, Chunk, FrameError, Kind};
 use crate::pacer::Pacer;
 use crate::proto::{data_request, DataHello, DataReply, DataRequest, FlowInfo, StoredObject};
+use crate::tls::DataStream;
 
 /// A client must say hello and ask within this time.
 const HANDSHAKE: Duration = Duration::from_secs(10);
@@ -22,9 +22,8 @@ const PUT_IDLE: Duration = Duration::from_secs(60);
 /// Longest data id accepted (bytes).
 const MAX_DATA_ID: usize = 512;
 
-pub async fn connection(d: Arc<Daemon>, sock: TcpStream, peer: String) {
-    let _ = sock.set_nodelay(true);
-    let (r, w) = sock.into_split();
+pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String) {
+    let (r, w) = tokio::io::split(sock);
     let mut r = BufReader::new(r);
     let mut w = BufWriter::with_capacity(2 * frame::BLOCK_BYTES, w);
     let mut buf = Vec::new();

@@ -2,21 +2,45 @@
 //! directory. Without a data directory a put that finds memory full waits (backpressure: the
 //! daemon stops reading the socket, so the putting client's writes block) until unregistered
 //! coflows free memory.
+//!
+//! A put's object is in the store from its first block and gets follow it block by block
+//! (Aalo's streaming puts, see `growth`).
+//!
+//! An object is whole in memory or whole on disk: the first block that spills takes the blocks
+//! already in memory with it. A spill file ends with a manifest (coflow, data id, block lengths
+//! and CRCs; see `recover`), is written as `.part` and renamed `.spill` when the put completes
+//! (before the put is acknowledged), so a restarted daemon can find, verify and serve every
+//! completed spilled object. Readers look each block up when they serve it, so an object that
+//! moves to disk, or whose file is renamed, while a get streams it goes on being served.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::growth::{End, Progress};
+use super::recover;
 use crate::proto::StoredObject;
 
 pub enum Body {
-    Mem(Vec<u8>, #[allow(dead_code)] OwnedSemaphorePermit),
-    Disk { offset: u64, len: u32 },
+    /// Shared so that a spill can copy it to disk without holding the object's lock.
+    Mem(Arc<Vec<u8>>, #[allow(dead_code)] OwnedSemaphorePermit),
+    Disk {
+        offset: u64,
+        len: u32,
+    },
+}
+
+impl Body {
+    fn len(&self) -> u32 {
+        match self {
+            Body::Mem(v, _) => v.len() as u32,
+            Body::Disk { len, .. } => *len,
+        }
+    }
 }
 
 pub struct Block {
@@ -24,19 +48,27 @@ pub struct Block {
     pub body: Body,
 }
 
+/// What a put changes and readers look up, under one lock.
+struct Parts {
+    blocks: Vec<Block>,
+    /// The spill file, once the object spilled; renamed once, `.part` to `.spill`, when the put
+    /// completes.
+    spill: Option<PathBuf>,
+}
+
 pub struct Object {
     pub coflow: u64,
     pub data_id: String,
-    /// Grows while the put streams in; readers copy a block out under the lock.
-    blocks: Mutex<Vec<Block>>,
+    /// Grows while the put streams in; readers copy a block's location out under the lock.
+    parts: Mutex<Parts>,
     pub progress: Progress,
-    spill: Option<PathBuf>,
 }
 
 impl Drop for Object {
     fn drop(&mut self) {
-        if let Some(p) = &self.spill {
-            let _ = std::fs::remove_file(p); // may never have been created
+        let parts = self.parts.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = &parts.spill {
+            let _ = std::fs::remove_file(p);
         }
     }
 }
@@ -51,6 +83,50 @@ pub enum Fetch {
 }
 
 impl Object {
+    /// An object found in a spill file at start (complete, every block on disk).
+    pub(super) fn recovered(
+        coflow: u64,
+        data_id: String,
+        blocks: &[(u32, u32)],
+        path: PathBuf,
+    ) -> Object {
+        let mut offset = 0u64;
+        let blocks: Vec<Block> = blocks
+            .iter()
+            .map(|&(len, crc)| {
+                let b = Block {
+                    crc,
+                    body: Body::Disk { offset, len },
+                };
+                offset += len as u64;
+                b
+            })
+            .collect();
+        Object {
+            coflow,
+            data_id,
+            progress: Progress::complete(blocks.len(), offset),
+            parts: Mutex::new(Parts {
+                blocks,
+                spill: Some(path),
+            }),
+        }
+    }
+
+    /// Forget the spill file without deleting it.
+    pub(super) fn disown(self) {
+        self.lock().spill = None;
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Parts> {
+        self.parts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The spill file's current name, if the object spilled.
+    pub(super) fn spill_path(&self) -> Option<PathBuf> {
+        self.lock().spill.clone()
+    }
+
     /// The size, once the put is complete.
     pub fn size(&self) -> Option<u64> {
         let g = self.progress.now();
@@ -73,23 +149,22 @@ impl Object {
         if g.blocks <= i {
             return Err(Fetch::End);
         }
-        let (crc, disk) = {
-            let blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
-            let b = &blocks[i];
+        let (crc, mem, disk) = {
+            let parts = self.lock();
+            let b = &parts.blocks[i];
             match &b.body {
-                Body::Mem(v, _) => {
-                    buf.clear();
-                    buf.extend_from_slice(v);
-                    (b.crc, None)
-                }
-                Body::Disk { offset, len } => (b.crc, Some((*offset, *len))),
+                Body::Mem(v, _) => (b.crc, Some(v.clone()), None),
+                Body::Disk { offset, len } => (b.crc, None, Some((*offset, *len))),
             }
         };
+        if let Some(v) = mem {
+            buf.clear();
+            buf.extend_from_slice(&v);
+        }
         if let Some((offset, len)) = disk {
             let io = async {
                 if file.is_none() {
-                    let path = self.spill.as_ref().expect("disk blocks have a spill file");
-                    *file = Some(tokio::fs::File::open(path).await?);
+                    *file = Some(self.open_spill().await?);
                 }
                 let f = file.as_mut().expect("just opened");
                 f.seek(std::io::SeekFrom::Start(offset)).await?;
@@ -100,6 +175,22 @@ impl Object {
             io.await.map_err(Fetch::Io)?;
         }
         Ok(crc)
+    }
+
+    /// Open the spill file to read. An open handle survives the rename at the put's end; a
+    /// reader that looked the name up just before the rename finds the new one on a second look
+    /// (rename and the new name are one step under the lock, see `Builder::seal`).
+    async fn open_spill(&self) -> std::io::Result<tokio::fs::File> {
+        let Some(path) = self.spill_path() else {
+            return Err(std::io::Error::other("a disk block without a spill file"));
+        };
+        match tokio::fs::File::open(&path).await {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match self.spill_path() {
+                Some(renamed) if renamed != path => tokio::fs::File::open(renamed).await,
+                _ => Err(e),
+            },
+            r => r,
+        }
     }
 
     fn record(&self) -> StoredObject {
@@ -116,7 +207,7 @@ impl Object {
 
 /// A put in progress. Its object is in the store from the start, so gets can stream it; a
 /// builder dropped before [`Builder::finish`] abandons it (readers get the reason, the object
-/// leaves the store).
+/// leaves the store, its `.part` file goes with the last reader).
 pub struct Builder {
     store: Arc<Store>,
     obj: Arc<Object>,
@@ -129,28 +220,28 @@ impl Builder {
     /// Add one block (its checksum already verified). May wait for memory.
     pub async fn push(&mut self, crc: u32, data: &[u8]) -> std::io::Result<()> {
         let len = data.len() as u32;
-        let permit = match self.store.mem.clone().try_acquire_many_owned(len) {
-            Ok(p) => Some(p),
-            Err(_) if self.store.data_dir.is_some() => None,
-            Err(_) => Some(
-                self.store
-                    .mem
-                    .clone()
-                    .acquire_many_owned(len)
-                    .await
-                    .map_err(|_| std::io::Error::other("store closed"))?,
-            ),
+        // Once spilling, the rest of the object follows it to disk (whole objects on disk).
+        let permit = if self.store.persist_all || self.file.is_some() {
+            None
+        } else {
+            match self.store.mem.clone().try_acquire_many_owned(len) {
+                Ok(p) => Some(p),
+                Err(_) if self.store.data_dir.is_some() => None,
+                Err(_) => Some(
+                    self.store
+                        .mem
+                        .clone()
+                        .acquire_many_owned(len)
+                        .await
+                        .map_err(|_| std::io::Error::other("store closed"))?,
+                ),
+            }
         };
         let body = match permit {
-            Some(p) => Body::Mem(data.to_vec(), p),
+            Some(p) => Body::Mem(Arc::new(data.to_vec()), p),
             None => {
                 if self.file.is_none() {
-                    let path = self
-                        .obj
-                        .spill
-                        .as_ref()
-                        .expect("a data dir gives a spill path");
-                    self.file = Some(tokio::fs::File::create(path).await?);
+                    self.start_spill().await?;
                 }
                 let f = self.file.as_mut().expect("just made");
                 f.write_all(data).await?;
@@ -162,12 +253,47 @@ impl Builder {
                 Body::Disk { offset, len }
             }
         };
-        self.obj
-            .blocks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Block { crc, body });
+        self.obj.lock().blocks.push(Block { crc, body });
         self.obj.progress.added(len as u64);
+        Ok(())
+    }
+
+    /// Open the spill file and move the blocks held in memory so far into it. Readers go on
+    /// reading them from memory until they are in the file, then from the file.
+    async fn start_spill(&mut self) -> std::io::Result<()> {
+        let (path, file) = self.store.create_spill(self.obj.coflow).await?;
+        let held: Vec<Arc<Vec<u8>>> = {
+            let mut parts = self.obj.lock();
+            // Named first, so that the file goes with the object whatever happens next.
+            parts.spill = Some(path);
+            parts
+                .blocks
+                .iter()
+                .filter_map(|b| match &b.body {
+                    Body::Mem(v, _) => Some(v.clone()),
+                    Body::Disk { .. } => None, // none before the first spill
+                })
+                .collect()
+        };
+        let f = self.file.insert(file);
+        let mut moved = Vec::with_capacity(held.len());
+        for v in &held {
+            f.write_all(v).await?;
+            moved.push(Body::Disk {
+                offset: self.file_len,
+                len: v.len() as u32,
+            });
+            self.file_len += v.len() as u64;
+        }
+        f.flush().await?;
+        let mut parts = self.obj.lock();
+        for (b, disk) in parts.blocks.iter_mut().zip(moved) {
+            // Replacing the body drops the memory permit.
+            b.body = disk;
+        }
+        self.store
+            .spilled
+            .fetch_add(self.file_len, Ordering::Relaxed);
         Ok(())
     }
 
@@ -175,22 +301,58 @@ impl Builder {
         self.obj.progress.now().bytes
     }
 
-    /// The put is complete: its size is final.
+    /// The put is complete: its size is final and, if it spilled, its file recoverable.
     pub async fn finish(mut self) -> Result<StoredObject, String> {
-        if let Some(mut f) = self.file.take() {
-            let synced = async {
-                f.flush().await?;
-                f.sync_data().await
-            };
-            if let Err(e) = synced.await {
-                let why = format!("spill file: {e}");
-                self.abandon(why.clone());
-                return Err(why);
-            }
+        if let Err(e) = self.seal().await {
+            let why = format!("spill file: {e}");
+            self.abandon(why.clone());
+            return Err(why);
         }
         self.ended = true;
         self.obj.progress.end(End::Done);
         Ok(self.obj.record())
+    }
+
+    /// Make a spilled object recoverable: its manifest, synced, then `.part` renamed `.spill`
+    /// (from then on a restart serves it; `.part` files are dropped).
+    async fn seal(&mut self) -> std::io::Result<()> {
+        if self.store.persist_all && self.file.is_none() {
+            // An empty object has had no block to open its file.
+            self.start_spill().await?;
+        }
+        let Some(mut f) = self.file.take() else {
+            return Ok(());
+        };
+        let lens: Vec<(u32, u32)> = self
+            .obj
+            .lock()
+            .blocks
+            .iter()
+            .map(|b| {
+                debug_assert!(matches!(b.body, Body::Disk { .. }), "whole on disk");
+                (b.body.len(), b.crc)
+            })
+            .collect();
+        let manifest = recover::manifest(
+            self.obj.coflow,
+            &self.obj.data_id,
+            self.size(),
+            lens.into_iter(),
+        );
+        f.write_all(&manifest).await?;
+        f.flush().await?;
+        f.sync_data().await?;
+        drop(f);
+        {
+            // Under the lock, so a reader never sees a name that no longer exists twice.
+            let mut parts = self.obj.lock();
+            let part = parts.spill.clone().expect("a spilled object has a file");
+            let done = part.with_extension(recover::DONE_EXT);
+            std::fs::rename(&part, &done)?;
+            parts.spill = Some(done);
+        }
+        self.store.sync_dir().await;
+        Ok(())
     }
 
     /// The put broke off: readers get `why`, the object leaves the store. Returns its record
@@ -222,10 +384,21 @@ pub struct Store {
     objects: Mutex<HashMap<(u64, String), Arc<Object>>>,
     spilled: AtomicU64,
     seq: AtomicU64,
+    /// Every put goes to disk (none is kept in memory), so a restart recovers every completed one.
+    persist_all: bool,
 }
 
 impl Store {
     pub fn new(mem_limit_bytes: u64, data_dir: Option<&Path>) -> Arc<Store> {
+        Store::with_persist_all(mem_limit_bytes, data_dir, false)
+    }
+
+    /// With `persist_all`, every block goes to `data_dir` (which it needs).
+    pub fn with_persist_all(
+        mem_limit_bytes: u64,
+        data_dir: Option<&Path>,
+        persist_all: bool,
+    ) -> Arc<Store> {
         let permits = mem_limit_bytes.min(Semaphore::MAX_PERMITS as u64) as usize;
         Arc::new(Store {
             mem: Arc::new(Semaphore::new(permits)),
@@ -234,17 +407,55 @@ impl Store {
             objects: Mutex::new(HashMap::new()),
             spilled: AtomicU64::new(0),
             seq: AtomicU64::new(0),
+            persist_all: persist_all && data_dir.is_some(),
         })
     }
 
-    fn spill_path(&self, coflow: u64, data_id: &str) -> PathBuf {
-        // Data ids are arbitrary text: the file name uses a sequence number, not the id.
-        let n = self.seq.fetch_add(1, Ordering::Relaxed);
-        let _ = data_id;
-        self.data_dir
-            .as_ref()
-            .expect("spilling needs a data dir")
-            .join(format!("c{coflow}-{n}.spill"))
+    /// A new `.part` spill file. Data ids are arbitrary text: the name holds a sequence number,
+    /// which starts past every number found in the data dir at start (see `recover`).
+    async fn create_spill(&self, coflow: u64) -> std::io::Result<(PathBuf, tokio::fs::File)> {
+        let dir = self.data_dir.as_ref().expect("spilling needs a data dir");
+        loop {
+            let n = self.seq.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("c{coflow}-{n}.{}", recover::PART_EXT));
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .await
+            {
+                Ok(f) => return Ok((path, f)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Make renames in the data dir durable (best effort: not every platform can).
+    async fn sync_dir(&self) {
+        if let Some(d) = &self.data_dir {
+            if let Ok(f) = tokio::fs::File::open(d).await {
+                let _ = f.sync_all().await;
+            }
+        }
+    }
+
+    /// Spill file names from now on are numbered from at least `n`.
+    pub(super) fn number_spills_from(&self, n: u64) {
+        self.seq.fetch_max(n, Ordering::Relaxed);
+    }
+
+    /// Add an object recovered at start; gives it back if its (coflow, data id) is taken.
+    pub(super) fn adopt(&self, obj: Object) -> Result<(), Object> {
+        let key = (obj.coflow, obj.data_id.clone());
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        if objects.contains_key(&key) {
+            return Err(obj);
+        }
+        self.spilled
+            .fetch_add(obj.progress.now().bytes, Ordering::Relaxed);
+        objects.insert(key, Arc::new(obj));
+        Ok(())
     }
 
     /// Start a put; its object is visible (and streams to gets) at once. Fails if the data id
@@ -258,12 +469,11 @@ impl Store {
         let obj = Arc::new(Object {
             coflow,
             data_id: data_id.to_string(),
-            blocks: Mutex::new(Vec::new()),
+            parts: Mutex::new(Parts {
+                blocks: Vec::new(),
+                spill: None,
+            }),
             progress: Progress::new(),
-            spill: self
-                .data_dir
-                .is_some()
-                .then(|| self.spill_path(coflow, data_id)),
         });
         objects.insert(key, obj.clone());
         Ok(Builder {
@@ -283,7 +493,7 @@ impl Store {
             .cloned()
     }
 
-    /// Drop a coflow's objects (memory is freed once no get still reads them).
+    /// Drop a coflow's objects (memory and spill files are freed once no get still reads them).
     pub fn drop_coflow(&self, coflow: u64) -> usize {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         let before = objects.len();
@@ -329,8 +539,9 @@ mod tests {
         for blk in &blocks {
             b.push(crc32fast::hash(blk), blk).await.unwrap();
         }
-        assert!(store.mem_used() <= 1000);
-        assert_eq!(store.spilled_bytes(), 1200);
+        // The third block spilled and took the first two with it: the object is whole on disk.
+        assert_eq!(store.mem_used(), 0);
+        assert_eq!(store.spilled_bytes(), 2000);
         assert!(store.list().is_empty(), "not complete yet");
         b.finish().await.unwrap();
         let o = store.get(1, "x").unwrap();
@@ -376,7 +587,7 @@ mod tests {
             }
         });
         for k in 0..4u8 {
-            let blk = vec![k; 300]; // the second and later blocks spill
+            let blk = vec![k; 300]; // the second block spills (and takes the first with it)
             b.push(crc32fast::hash(&blk), &blk).await.unwrap();
             assert_eq!(
                 rx.recv().await.unwrap(),
@@ -399,5 +610,134 @@ mod tests {
         }
         assert!(store.get(1, "gone").is_none());
         assert!(store.begin(1, "gone").is_ok(), "the id is free again");
+    }
+
+    /// Where streaming meets recovery: readers that started on the memory copy go on from the
+    /// `.part` file after the object moves to disk, and from the same handle after the rename
+    /// to `.spill`; a reader that starts after the rename opens the new name.
+    #[tokio::test]
+    async fn readers_follow_an_object_to_disk_and_through_its_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(1000, Some(dir.path()));
+        let blocks: Vec<Vec<u8>> = (0..3u8).map(|i| vec![i + 1; 400]).collect();
+        let crc = |b: &Vec<u8>| crc32fast::hash(b);
+        let mut b = store.begin(1, "m").unwrap();
+        let o = store.get(1, "m").unwrap();
+        let (mut buf, mut early) = (Vec::new(), None);
+        b.push(crc(&blocks[0]), &blocks[0]).await.unwrap();
+        o.read_block(0, &mut buf, &mut early).await.unwrap();
+        assert!(early.is_none(), "block 0 came from memory");
+        assert_eq!(buf, blocks[0]);
+        b.push(crc(&blocks[1]), &blocks[1]).await.unwrap();
+        b.push(crc(&blocks[2]), &blocks[2]).await.unwrap();
+        assert_eq!(
+            store.mem_used(),
+            0,
+            "the third block moved the object to disk"
+        );
+        let part = o.spill_path().unwrap();
+        assert_eq!(part.extension().unwrap(), recover::PART_EXT);
+        assert_eq!(
+            o.read_block(1, &mut buf, &mut early).await.unwrap(),
+            crc(&blocks[1])
+        );
+        assert_eq!(buf, blocks[1]);
+        assert!(early.is_some(), "block 1 came from the file");
+
+        b.finish().await.unwrap();
+        let done = o.spill_path().unwrap();
+        assert_eq!(done.extension().unwrap(), recover::DONE_EXT);
+        assert!(!part.exists() && done.exists());
+        // The early reader's handle outlives the rename.
+        assert_eq!(
+            o.read_block(2, &mut buf, &mut early).await.unwrap(),
+            crc(&blocks[2])
+        );
+        assert_eq!(buf, blocks[2]);
+        assert!(matches!(
+            o.read_block(3, &mut buf, &mut early).await,
+            Err(Fetch::End)
+        ));
+        // A late reader opens the renamed file.
+        let mut late = None;
+        for (i, blk) in blocks.iter().enumerate() {
+            assert_eq!(
+                o.read_block(i, &mut buf, &mut late).await.unwrap(),
+                crc(blk)
+            );
+            assert_eq!(&buf, blk);
+        }
+        let v = recover::verify(&done).unwrap();
+        assert_eq!((v.coflow, v.data_id.as_str(), v.blocks.len()), (1, "m", 3));
+    }
+
+    #[tokio::test]
+    async fn a_spilled_object_survives_a_new_store_on_the_same_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocks: Vec<Vec<u8>> = (0..4u8).map(|i| vec![i; 700 + i as usize]).collect();
+        {
+            let store = Store::new(1000, Some(dir.path()));
+            let mut small = store.begin(1, "small").unwrap();
+            small.push(crc32fast::hash(b"tiny"), b"tiny").await.unwrap();
+            small.finish().await.unwrap();
+            let mut b = store.begin(1, "big").unwrap();
+            for blk in &blocks {
+                b.push(crc32fast::hash(blk), blk).await.unwrap();
+            }
+            b.finish().await.unwrap();
+            // An unfinished put (still streaming, never acknowledged) leaves a `.part` file.
+            let mut p = store.begin(2, "cut").unwrap();
+            for blk in &blocks {
+                p.push(crc32fast::hash(blk), blk).await.unwrap();
+            }
+            // "Crash": nothing is dropped (dropping would delete the files).
+            std::mem::forget((store, p));
+        }
+        let store = Store::new(1000, Some(dir.path()));
+        let r = recover::recover(&store, dir.path()).unwrap();
+        assert_eq!((r.recovered, r.incomplete, r.corrupt.len()), (1, 1, 0));
+        assert!(store.get(1, "small").is_none(), "memory objects are lost");
+        assert!(store.get(2, "cut").is_none(), "unfinished puts are lost");
+        let o = store.get(1, "big").unwrap();
+        let total: u64 = blocks.iter().map(|b| b.len() as u64).sum();
+        assert_eq!(o.size(), Some(total));
+        assert_eq!(store.list().len(), 1, "reported to the coordinator");
+        assert!(store.begin(1, "big").is_err(), "a recovered id is taken");
+        let (mut buf, mut file) = (Vec::new(), None);
+        for (i, blk) in blocks.iter().enumerate() {
+            assert_eq!(
+                o.read_block(i, &mut buf, &mut file).await.unwrap(),
+                crc32fast::hash(blk)
+            );
+            assert_eq!(&buf, blk);
+        }
+        assert!(matches!(
+            o.read_block(blocks.len(), &mut buf, &mut file).await,
+            Err(Fetch::End)
+        ));
+        // A new spill does not overwrite the recovered file.
+        let mut n = store.begin(1, "new").unwrap();
+        for blk in &blocks {
+            n.push(crc32fast::hash(blk), blk).await.unwrap();
+        }
+        n.finish().await.unwrap();
+        drop(file);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        assert!(recover::verify(&o.spill_path().unwrap()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn persist_all_writes_every_put_to_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::with_persist_all(1 << 20, Some(dir.path()), true);
+        let mut b = store.begin(3, "x").unwrap();
+        b.push(crc32fast::hash(b"abc"), b"abc").await.unwrap();
+        b.finish().await.unwrap();
+        assert_eq!((store.mem_used(), store.spilled_bytes()), (0, 3));
+        store.begin(3, "empty").unwrap().finish().await.unwrap();
+        let again = Store::new(1 << 20, Some(dir.path()));
+        recover::recover(&again, dir.path()).unwrap();
+        assert_eq!(again.get(3, "x").unwrap().size(), Some(3));
+        assert_eq!(again.get(3, "empty").unwrap().size(), Some(0));
     }
 }
