@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 
-use super::store::{Builder, Fetch};
+use super::builder::Builder;
+use super::store::Fetch;
 use super::{link, Daemon};
 use crate::auth::PROTOCOL_VERSION;
 use crate::frame::{self, Chunk, FrameError, Kind};

@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::builder::Builder;
 use super::growth::{End, Progress};
 use super::recover;
 use crate::proto::StoredObject;
@@ -35,7 +36,7 @@ pub enum Body {
 }
 
 impl Body {
-    fn len(&self) -> u32 {
+    pub(super) fn len(&self) -> u32 {
         match self {
             Body::Mem(v, _) => v.len() as u32,
             Body::Disk { len, .. } => *len,
@@ -49,11 +50,11 @@ pub struct Block {
 }
 
 /// What a put changes and readers look up, under one lock.
-struct Parts {
-    blocks: Vec<Block>,
+pub(super) struct Parts {
+    pub(super) blocks: Vec<Block>,
     /// The spill file, once the object spilled; renamed once, `.part` to `.spill`, when the put
     /// completes.
-    spill: Option<PathBuf>,
+    pub(super) spill: Option<PathBuf>,
 }
 
 pub struct Object {
@@ -118,7 +119,7 @@ impl Object {
         self.lock().spill = None;
     }
 
-    fn lock(&self) -> MutexGuard<'_, Parts> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Parts> {
         self.parts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -193,7 +194,7 @@ impl Object {
         }
     }
 
-    fn record(&self) -> StoredObject {
+    pub(super) fn record(&self) -> StoredObject {
         let g = self.progress.now();
         StoredObject {
             coflow: self.coflow,
@@ -205,187 +206,15 @@ impl Object {
     }
 }
 
-/// A put in progress. Its object is in the store from the start, so gets can stream it; a
-/// builder dropped before [`Builder::finish`] abandons it (readers get the reason, the object
-/// leaves the store, its `.part` file goes with the last reader).
-pub struct Builder {
-    store: Arc<Store>,
-    obj: Arc<Object>,
-    file: Option<tokio::fs::File>,
-    file_len: u64,
-    ended: bool,
-}
-
-impl Builder {
-    /// Add one block (its checksum already verified). May wait for memory.
-    pub async fn push(&mut self, crc: u32, data: &[u8]) -> std::io::Result<()> {
-        let len = data.len() as u32;
-        // Once spilling, the rest of the object follows it to disk (whole objects on disk).
-        let permit = if self.store.persist_all || self.file.is_some() {
-            None
-        } else {
-            match self.store.mem.clone().try_acquire_many_owned(len) {
-                Ok(p) => Some(p),
-                Err(_) if self.store.data_dir.is_some() => None,
-                Err(_) => Some(
-                    self.store
-                        .mem
-                        .clone()
-                        .acquire_many_owned(len)
-                        .await
-                        .map_err(|_| std::io::Error::other("store closed"))?,
-                ),
-            }
-        };
-        let body = match permit {
-            Some(p) => Body::Mem(Arc::new(data.to_vec()), p),
-            None => {
-                if self.file.is_none() {
-                    self.start_spill().await?;
-                }
-                let f = self.file.as_mut().expect("just made");
-                f.write_all(data).await?;
-                // Readers open the file themselves: the block must be in it before it is listed.
-                f.flush().await?;
-                let offset = self.file_len;
-                self.file_len += len as u64;
-                self.store.spilled.fetch_add(len as u64, Ordering::Relaxed);
-                Body::Disk { offset, len }
-            }
-        };
-        self.obj.lock().blocks.push(Block { crc, body });
-        self.obj.progress.added(len as u64);
-        Ok(())
-    }
-
-    /// Open the spill file and move the blocks held in memory so far into it. Readers go on
-    /// reading them from memory until they are in the file, then from the file.
-    async fn start_spill(&mut self) -> std::io::Result<()> {
-        let (path, file) = self.store.create_spill(self.obj.coflow).await?;
-        let held: Vec<Arc<Vec<u8>>> = {
-            let mut parts = self.obj.lock();
-            // Named first, so that the file goes with the object whatever happens next.
-            parts.spill = Some(path);
-            parts
-                .blocks
-                .iter()
-                .filter_map(|b| match &b.body {
-                    Body::Mem(v, _) => Some(v.clone()),
-                    Body::Disk { .. } => None, // none before the first spill
-                })
-                .collect()
-        };
-        let f = self.file.insert(file);
-        let mut moved = Vec::with_capacity(held.len());
-        for v in &held {
-            f.write_all(v).await?;
-            moved.push(Body::Disk {
-                offset: self.file_len,
-                len: v.len() as u32,
-            });
-            self.file_len += v.len() as u64;
-        }
-        f.flush().await?;
-        let mut parts = self.obj.lock();
-        for (b, disk) in parts.blocks.iter_mut().zip(moved) {
-            // Replacing the body drops the memory permit.
-            b.body = disk;
-        }
-        self.store
-            .spilled
-            .fetch_add(self.file_len, Ordering::Relaxed);
-        Ok(())
-    }
-
-    pub fn size(&self) -> u64 {
-        self.obj.progress.now().bytes
-    }
-
-    /// The put is complete: its size is final and, if it spilled, its file recoverable.
-    pub async fn finish(mut self) -> Result<StoredObject, String> {
-        if let Err(e) = self.seal().await {
-            let why = format!("spill file: {e}");
-            self.abandon(why.clone());
-            return Err(why);
-        }
-        self.ended = true;
-        self.obj.progress.end(End::Done);
-        Ok(self.obj.record())
-    }
-
-    /// Make a spilled object recoverable: its manifest, synced, then `.part` renamed `.spill`
-    /// (from then on a restart serves it; `.part` files are dropped).
-    async fn seal(&mut self) -> std::io::Result<()> {
-        if self.store.persist_all && self.file.is_none() {
-            // An empty object has had no block to open its file.
-            self.start_spill().await?;
-        }
-        let Some(mut f) = self.file.take() else {
-            return Ok(());
-        };
-        let lens: Vec<(u32, u32)> = self
-            .obj
-            .lock()
-            .blocks
-            .iter()
-            .map(|b| {
-                debug_assert!(matches!(b.body, Body::Disk { .. }), "whole on disk");
-                (b.body.len(), b.crc)
-            })
-            .collect();
-        let manifest = recover::manifest(
-            self.obj.coflow,
-            &self.obj.data_id,
-            self.size(),
-            lens.into_iter(),
-        );
-        f.write_all(&manifest).await?;
-        f.flush().await?;
-        f.sync_data().await?;
-        drop(f);
-        {
-            // Under the lock, so a reader never sees a name that no longer exists twice.
-            let mut parts = self.obj.lock();
-            let part = parts.spill.clone().expect("a spilled object has a file");
-            let done = part.with_extension(recover::DONE_EXT);
-            std::fs::rename(&part, &done)?;
-            parts.spill = Some(done);
-        }
-        self.store.sync_dir().await;
-        Ok(())
-    }
-
-    /// The put broke off: readers get `why`, the object leaves the store. Returns its record
-    /// (marked abandoned) for the coordinator.
-    pub fn abandon(&mut self, why: String) -> StoredObject {
-        self.ended = true;
-        self.obj.progress.end(End::Abandoned(why));
-        let key = (self.obj.coflow, self.obj.data_id.clone());
-        let mut objects = self.store.objects.lock().unwrap_or_else(|p| p.into_inner());
-        if objects.get(&key).is_some_and(|o| Arc::ptr_eq(o, &self.obj)) {
-            objects.remove(&key);
-        }
-        self.obj.record()
-    }
-}
-
-impl Drop for Builder {
-    fn drop(&mut self) {
-        if !self.ended {
-            self.abandon("the put ended without completing".into());
-        }
-    }
-}
-
 pub struct Store {
-    mem: Arc<Semaphore>,
+    pub(super) mem: Arc<Semaphore>,
     mem_limit: u64,
-    data_dir: Option<PathBuf>,
-    objects: Mutex<HashMap<(u64, String), Arc<Object>>>,
-    spilled: AtomicU64,
+    pub(super) data_dir: Option<PathBuf>,
+    pub(super) objects: Mutex<HashMap<(u64, String), Arc<Object>>>,
+    pub(super) spilled: AtomicU64,
     seq: AtomicU64,
     /// Every put goes to disk (none is kept in memory), so a restart recovers every completed one.
-    persist_all: bool,
+    pub(super) persist_all: bool,
 }
 
 impl Store {
@@ -413,7 +242,10 @@ impl Store {
 
     /// A new `.part` spill file. Data ids are arbitrary text: the name holds a sequence number,
     /// which starts past every number found in the data dir at start (see `recover`).
-    async fn create_spill(&self, coflow: u64) -> std::io::Result<(PathBuf, tokio::fs::File)> {
+    pub(super) async fn create_spill(
+        &self,
+        coflow: u64,
+    ) -> std::io::Result<(PathBuf, tokio::fs::File)> {
         let dir = self.data_dir.as_ref().expect("spilling needs a data dir");
         loop {
             let n = self.seq.fetch_add(1, Ordering::Relaxed);
@@ -432,7 +264,7 @@ impl Store {
     }
 
     /// Make renames in the data dir durable (best effort: not every platform can).
-    async fn sync_dir(&self) {
+    pub(super) async fn sync_dir(&self) {
         if let Some(d) = &self.data_dir {
             if let Ok(f) = tokio::fs::File::open(d).await {
                 let _ = f.sync_all().await;
@@ -476,13 +308,7 @@ impl Store {
             progress: Progress::new(),
         });
         objects.insert(key, obj.clone());
-        Ok(Builder {
-            store: self.clone(),
-            obj,
-            file: None,
-            file_len: 0,
-            ended: false,
-        })
+        Ok(Builder::new(self.clone(), obj))
     }
 
     pub fn get(&self, coflow: u64, data_id: &str) -> Option<Arc<Object>> {
