@@ -87,7 +87,7 @@ pub struct TopUp {
 
 const UP: usize = 0;
 const DOWN: usize = 1;
-/// Offers of one scan found by a pass over the peers before the rest are sorted.
+/// Passes over a port's peers in one scan before its remaining candidates are sorted.
 const LINEAR_PASSES: usize = 4;
 
 fn spare_of(spare: &mut Budget, side: usize) -> &mut Vec<f64> {
@@ -298,19 +298,25 @@ impl TopUp {
             done.resize(self.live[side].words(), 0);
             candidates.clear();
             let mut passes = 0;
+            let mut short = Shortlist::default();
             loop {
                 let here = spare_of(spare, side)[p];
                 if here <= floor {
                     break;
                 }
-                passes += 1;
-                let next = if passes <= LINEAR_PASSES {
-                    self.best_peer(side, p, preempt, &done)
-                } else {
-                    if passes == LINEAR_PASSES + 1 {
-                        self.all_peers(side, p, preempt, &done, &mut candidates);
-                    }
+                let next = if passes > LINEAR_PASSES {
                     candidates.pop().map(|Reverse(c)| c)
+                } else if let Some(c) = short.pop() {
+                    Some(c)
+                } else {
+                    passes += 1;
+                    if passes > LINEAR_PASSES {
+                        self.all_peers(side, p, preempt, &done, &mut candidates);
+                        candidates.pop().map(|Reverse(c)| c)
+                    } else {
+                        self.shortlist(side, p, preempt, &done, &mut short);
+                        short.pop()
+                    }
                 };
                 let Some((k, q)) = next else {
                     break;
@@ -319,8 +325,12 @@ impl TopUp {
                     Some(first) if first == k => {}
                     Some(first) => {
                         // The head had finished: its pair competes again with its next flow.
-                        if passes > LINEAR_PASSES && self.may_take(side, p, q, preempt) {
-                            candidates.push(Reverse((first, q)));
+                        if self.may_take(side, p, q, preempt) {
+                            if passes > LINEAR_PASSES {
+                                candidates.push(Reverse((first, q)));
+                            } else {
+                                short.offer((first, q));
+                            }
                         }
                         continue;
                     }
@@ -393,17 +403,11 @@ impl TopUp {
             || (preempt && self.worst[other][q] > self.first_key(side, p, q) + 1)
     }
 
-    /// The peer of `p` not yet offered (`done`) that may take bandwidth and whose pair's head
-    /// has the smallest key.
-    fn best_peer(
-        &self,
-        side: usize,
-        p: usize,
-        preempt: bool,
-        done: &[u64],
-    ) -> Option<(Key, usize)> {
+    /// The peers of `p` not yet offered (`done`) that may take bandwidth, the few with the
+    /// smallest keys into `short`.
+    fn shortlist(&self, side: usize, p: usize, preempt: bool, done: &[u64], short: &mut Shortlist) {
         let other = 1 - side;
-        let mut best: Option<(Key, usize)> = None;
+        short.clear();
         for (i, &skip) in done.iter().enumerate() {
             let mut word = self.live[side].word(p, i) & !skip;
             if !preempt {
@@ -411,16 +415,14 @@ impl TopUp {
             }
             for q in ones(i, word) {
                 let k = self.first_key(side, p, q);
-                if best.is_some_and(|(b, _)| b <= k) || !self.may_take(side, p, q, preempt) {
-                    continue;
+                if k < short.cutoff && self.may_take(side, p, q, preempt) {
+                    short.offer((k, q));
                 }
-                best = Some((k, q));
             }
         }
-        best
     }
 
-    /// Every peer `best_peer` could still return, into `into`.
+    /// Every peer `shortlist` could still return, into `into`.
     fn all_peers(
         &self,
         side: usize,
@@ -442,6 +444,68 @@ impl TopUp {
     /// waiting flow's, so a test that it passes prunes nothing that could pass.
     fn first_key(&self, side: usize, p: usize, q: usize) -> Key {
         self.head_key[side][p * self.ports + q]
+    }
+}
+
+/// The few candidates with the smallest keys that one pass over the peers found, and the
+/// smallest key it left out: entries below it come out in exact order; then a new pass.
+#[derive(Debug, Clone, Copy)]
+struct Shortlist {
+    best: [(Key, usize); Shortlist::LEN],
+    len: usize,
+    cutoff: Key,
+}
+
+impl Default for Shortlist {
+    fn default() -> Self {
+        Shortlist {
+            best: [(Key::MAX, 0); Shortlist::LEN],
+            len: 0,
+            cutoff: Key::MAX,
+        }
+    }
+}
+
+impl Shortlist {
+    const LEN: usize = 4;
+
+    fn clear(&mut self) {
+        *self = Shortlist::default();
+    }
+
+    /// Whether a candidate with key `k` would enter the list.
+    fn beats(&self, k: Key) -> bool {
+        k < self.cutoff && (self.len < Self::LEN || k < self.best[Self::LEN - 1].0)
+    }
+
+    fn offer(&mut self, c: (Key, usize)) {
+        if !self.beats(c.0) {
+            self.cutoff = self.cutoff.min(c.0);
+            return;
+        }
+        if self.len == Self::LEN {
+            self.cutoff = self.cutoff.min(self.best[Self::LEN - 1].0);
+            self.len -= 1;
+        }
+        let mut i = self.len;
+        while i > 0 && self.best[i - 1].0 > c.0 {
+            self.best[i] = self.best[i - 1];
+            i -= 1;
+        }
+        self.best[i] = c;
+        self.len += 1;
+    }
+
+    /// The smallest candidate, if it is certainly the smallest of all the pass saw.
+    fn pop(&mut self) -> Option<(Key, usize)> {
+        if self.len == 0 || self.best[0].0 >= self.cutoff {
+            self.len = 0;
+            return None;
+        }
+        let c = self.best[0];
+        self.best.copy_within(1..self.len, 0);
+        self.len -= 1;
+        Some(c)
     }
 }
 
@@ -535,6 +599,28 @@ mod tests {
             vec![0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0],
             "flow 0 finished; flows 1-5 in order get 2 each"
         );
+    }
+
+    #[test]
+    fn a_shortlist_yields_in_order_only_what_it_knows_to_be_smallest() {
+        let mut s = Shortlist::default();
+        for k in [9, 3, 7, 5, 8, 6] {
+            s.offer((k, k as usize));
+        }
+        // Kept 3, 5, 6, 7; left out 8 and 9: everything kept is below the cutoff (8).
+        assert_eq!(
+            (0..4).map(|_| s.pop().unwrap().0).collect::<Vec<_>>(),
+            [3, 5, 6, 7]
+        );
+        assert_eq!(s.pop(), None, "8 was not kept: a new pass must find it");
+        let mut s = Shortlist::default();
+        for k in [4, 2] {
+            s.offer((k, 0));
+        }
+        assert_eq!(s.pop(), Some((2, 0)));
+        s.offer((10, 1)); // a finished head that moved on
+        assert_eq!(s.pop(), Some((4, 0)));
+        assert_eq!(s.pop(), Some((10, 1)));
     }
 
     #[test]
