@@ -50,8 +50,9 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 100.0, value_name = "MS")]
     pub tick_ms: f64,
     /// Put each daemon in its own network namespace, joined by veth pairs and a bridge, with a
-    /// tc rate limit on each host's NIC (--port-rate, or per host with --port-rates). Needs
-    /// root; without it, rates are emulated by pacing inside the daemons (and it says so)
+    /// tc rate limit on each host's NIC (--port-rate, or per host with --port-rates); the
+    /// coordinator's traffic goes over a second, unshaped veth per host. Needs root; without
+    /// it, rates are emulated by pacing inside the daemons (and it says so)
     #[arg(long)]
     pub netns: bool,
     /// Write results as JSON (as `sim --json`, each coflow also carrying `sim_cct_s`)
@@ -167,7 +168,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             format!("{:.1} to {:.1} Mbit/s", lo * 8.0 / 1e6, hi * 8.0 / 1e6)
         },
         if use_netns {
-            "one network namespace per host, veth + bridge, tc tbf per NIC"
+            "one network namespace per host, veth + bridge, tc tbf per NIC, unshaped control veth"
         } else {
             "emulated by pacing in the daemons; no --netns"
         }

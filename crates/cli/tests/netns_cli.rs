@@ -117,7 +117,8 @@ fn ctrl_c_during_a_netns_replay_removes_everything() {
         .unwrap();
     let prefix = prefix_of(child.id());
     let t = Instant::now();
-    while netns::leftovers(&prefix).unwrap().len() < 4 {
+    // Four namespaces, four data and four control veths, two bridges: all of it made.
+    while netns::leftovers(&prefix).unwrap().len() < 4 * 3 + 2 {
         assert!(
             t.elapsed() < Duration::from_secs(20),
             "the cluster never appeared"
@@ -126,6 +127,13 @@ fn ctrl_c_during_a_netns_replay_removes_everything() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let made = netns::leftovers(&prefix).unwrap();
+    for kind in ["k", "c3", "h3", "b"] {
+        assert!(
+            made.iter()
+                .any(|m| m.starts_with("link ") && m.ends_with(kind)),
+            "no link ending in {kind} in {made:?}"
+        );
+    }
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -251,8 +259,8 @@ fn a_killed_replay_is_swept_by_the_next_cluster() {
         .unwrap();
     let prefix = prefix_of(child.id());
     let t = Instant::now();
-    // Two namespaces, two veths and the bridge.
-    while netns::leftovers(&prefix).unwrap().len() < 5 {
+    // Two namespaces, two data and two control veths, the two bridges.
+    while netns::leftovers(&prefix).unwrap().len() < 2 * 3 + 2 {
         assert!(
             t.elapsed() < Duration::from_secs(20),
             "the cluster never appeared"

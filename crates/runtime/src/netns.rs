@@ -3,6 +3,11 @@
 //! ends of every veth: the host's end shapes what it sends (its uplink), the bridge's end what it
 //! receives (its downlink). Rates may differ per host.
 //!
+//! A second, unshaped network carries the control plane: each host has a second veth (`ctl0`)
+//! on a second bridge and /24, where the coordinator listens. Real NICs have shallow queues and
+//! control messages are small, so a rate table or a register RPC does not wait behind a
+//! host's queued data there; behind a 50 ms `tbf` queue it would.
+//!
 //! Everything is made with `ip` and `tc` and named with a per-run prefix (`ck<pid hex>-<run>`),
 //! on a private /24 not routed anywhere else, so concurrent runs never collide. A
 //! [`NetnsCluster`] removes what it made when dropped (also on errors and panics),
@@ -30,6 +35,9 @@ use thiserror::Error;
 /// it (measured: an 8-host shuffle at 92% of the rate instead of 98%), the daemons' pacers run
 /// ahead and the surplus piles up in socket buffers, which keep sending after a preemption.
 pub const WIRE_PER_PAYLOAD: f64 = 1514.0 / 1448.0;
+
+/// Each host's unshaped control NIC inside its namespace; `eth0` is the shaped data NIC.
+pub const CONTROL_NIC: &str = "ctl0";
 
 /// Most hosts on one /24 (the bridge takes .254).
 pub const MAX_HOSTS: usize = 253;
@@ -79,6 +87,8 @@ pub struct NsHost {
     pub namespace: String,
     /// Its address on the bridge; its NIC inside the namespace is `eth0`.
     pub ip: Ipv4Addr,
+    /// Its address on the control bridge (NIC [`CONTROL_NIC`], not shaped).
+    pub control_ip: Ipv4Addr,
     /// Rate of its NIC each way, bytes of TCP payload per second (the wire carries
     /// [`WIRE_PER_PAYLOAD`] times more).
     pub bytes_per_s: f64,
@@ -91,6 +101,8 @@ pub struct NetnsCluster {
     prefix: String,
     bridge: String,
     bridge_ip: Ipv4Addr,
+    control_bridge: String,
+    control_ip: Ipv4Addr,
     hosts: Vec<NsHost>,
 }
 
@@ -99,7 +111,7 @@ pub struct NetnsCluster {
 struct Made {
     veths: Vec<String>,
     namespaces: Vec<String>,
-    bridge: Option<String>,
+    bridges: Vec<String>,
 }
 
 /// Every live cluster of this process, for [`teardown_all`].
@@ -151,33 +163,27 @@ impl NetnsCluster {
         let pid = std::process::id();
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
         // At most 15 bytes per link name: "ck" + 6 hex digits of the pid + "-" + 2 digits +
-        // "h" + 2 hex digits of the host.
+        // "h" (data) or "c" (control) + 2 hex digits of the host.
         let prefix = format!("ck{pid:x}-{}", run % 100);
         let mut cluster = NetnsCluster {
             run,
             bridge: format!("{prefix}b"),
+            control_bridge: format!("{prefix}k"),
             prefix,
             bridge_ip: Ipv4Addr::UNSPECIFIED,
+            control_ip: Ipv4Addr::UNSPECIFIED,
             hosts: Vec::new(),
         };
         // From here on, dropping `cluster` undoes whatever was made.
-        let subnet = {
+        let (subnet, control_subnet) = {
             let _one_at_a_time = CREATING.lock().unwrap_or_else(|p| p.into_inner());
-            let subnet = free_subnet((pid as u64) << 32 | run)?;
+            let seed = (pid as u64) << 32 | run;
+            // The data bridge's address is up before the second choice, which so avoids it.
+            let subnet = bridge(run, &cluster.bridge, seed)?;
+            let control_subnet = bridge(run, &cluster.control_bridge, seed)?;
             cluster.bridge_ip = host_ip(subnet, 253);
-            let br = cluster.bridge.clone();
-            make(run, &["link", "add", &br, "type", "bridge"], |m| {
-                m.bridge = Some(br.clone())
-            })?;
-            ip(&[
-                "addr",
-                "add",
-                &format!("{}/24", cluster.bridge_ip),
-                "dev",
-                &br,
-            ])?;
-            ip(&["link", "set", &br, "up"])?;
-            subnet
+            cluster.control_ip = host_ip(control_subnet, 253);
+            (subnet, control_subnet)
         };
         for (h, &rate) in rates_bytes_per_s.iter().enumerate() {
             let ns = format!("{}h{h:x}", cluster.prefix);
@@ -205,6 +211,43 @@ impl NetnsCluster {
             ])?;
             ip(&["-n", &ns, "link", "set", "eth0", "up"])?;
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+            // The control NIC: no qdisc of ours, so nothing queues control behind data.
+            let cveth = format!("{}c{h:x}", cluster.prefix);
+            make(
+                run,
+                &[
+                    "link",
+                    "add",
+                    &cveth,
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    CONTROL_NIC,
+                    "netns",
+                    &ns,
+                ],
+                |m| m.veths.push(cveth.clone()),
+            )?;
+            ip(&[
+                "link",
+                "set",
+                &cveth,
+                "master",
+                &cluster.control_bridge,
+                "up",
+            ])?;
+            let control_ip = host_ip(control_subnet, h);
+            ip(&[
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{control_ip}/24"),
+                "dev",
+                CONTROL_NIC,
+            ])?;
+            ip(&["-n", &ns, "link", "set", CONTROL_NIC, "up"])?;
             let tbf = tbf_args(rate);
             let tbf: Vec<&str> = tbf.iter().map(String::as_str).collect();
             // Downlink: what the bridge sends into the host.
@@ -218,6 +261,7 @@ impl NetnsCluster {
             cluster.hosts.push(NsHost {
                 namespace: ns,
                 ip: addr,
+                control_ip,
                 bytes_per_s: rate,
             });
         }
@@ -233,9 +277,20 @@ impl NetnsCluster {
         &self.bridge
     }
 
-    /// The root namespace's address on the bridge (where a coordinator outside the hosts listens).
+    /// The root namespace's address on the (shaped) data bridge.
     pub fn bridge_ip(&self) -> Ipv4Addr {
         self.bridge_ip
+    }
+
+    /// The unshaped control bridge (`ck<pid>-<run>k`).
+    pub fn control_bridge(&self) -> &str {
+        &self.control_bridge
+    }
+
+    /// The root namespace's address on the control bridge: where a coordinator outside the
+    /// hosts listens, so that control messages skip the hosts' shaped NIC queues.
+    pub fn control_ip(&self) -> Ipv4Addr {
+        self.control_ip
     }
 
     pub fn hosts(&self) -> &[NsHost] {
@@ -342,7 +397,7 @@ pub fn teardown_all() {
 }
 
 /// Delete the host-side veths first (each takes its peer with it, at once; a namespace's own
-/// teardown is asynchronous), then the namespaces, then the bridge. Keeps going past failures
+/// teardown is asynchronous), then the namespaces, then the bridges. Keeps going past failures
 /// and reports the first.
 fn undo(made: Made) -> Result<()> {
     let mut first = None;
@@ -359,7 +414,7 @@ fn undo(made: Made) -> Result<()> {
     for ns in &made.namespaces {
         keep(ip(&["netns", "del", ns]));
     }
-    if let Some(b) = &made.bridge {
+    for b in &made.bridges {
         keep(ip(&["link", "del", b]));
     }
     first.map_or(Ok(()), Err)
@@ -397,19 +452,26 @@ fn link_name(line: &str) -> Option<&str> {
     Some(name.split('@').next().unwrap_or(name))
 }
 
-/// The process id in a name made by [`NetnsCluster::create`]: `ck<pid hex>-<run>(b|h<hex>)`.
+/// The process id in a name made by [`NetnsCluster::create`]: `ck<pid hex>-<run>` followed by
+/// `b` (data bridge), `k` (control bridge), `h<hex>` (namespace, data veth) or `c<hex>`
+/// (control veth).
 pub fn run_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("ck")?;
     let (pid, rest) = rest.split_once('-')?;
-    let split = rest.find(['b', 'h'])?;
+    let split = rest.find(|c: char| !c.is_ascii_digit())?;
     let (run, tail) = rest.split_at(split);
+    // The kind is ASCII, so slicing past it stays on a character boundary.
+    let kind = tail.as_bytes()[0];
+    if !matches!(kind, b'b' | b'k' | b'h' | b'c') {
+        return None;
+    }
     let host = &tail[1..];
     let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
     let well_formed = hex(pid)
         && !run.is_empty()
         && run.chars().all(|c| c.is_ascii_digit())
-        && match tail.as_bytes()[0] {
-            b'b' => host.is_empty(),
+        && match kind {
+            b'b' | b'k' => host.is_empty(),
             _ => hex(host),
         };
     if !well_formed {
@@ -424,9 +486,8 @@ pub fn run_pid(name: &str) -> Option<u32> {
 pub fn leftovers(prefix: &str) -> Result<Vec<String>> {
     let ours = |n: &str| {
         run_pid(n).is_some()
-            && n.strip_prefix(prefix).is_some_and(|rest| {
-                prefix.ends_with('-') || rest.starts_with('b') || rest.starts_with('h')
-            })
+            && n.strip_prefix(prefix)
+                .is_some_and(|rest| prefix.ends_with('-') || rest.starts_with(['b', 'k', 'h', 'c']))
     };
     let mut out = Vec::new();
     for l in ip(&["netns", "list"])?.lines() {
@@ -440,6 +501,23 @@ pub fn leftovers(prefix: &str) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// Make bridge `name` with the root namespace's address .254 on a free /24; that /24.
+fn bridge(run: u64, name: &str, seed: u64) -> Result<[u8; 2]> {
+    let subnet = free_subnet(seed)?;
+    make(run, &["link", "add", name, "type", "bridge"], |m| {
+        m.bridges.push(name.to_string())
+    })?;
+    ip(&[
+        "addr",
+        "add",
+        &format!("{}/24", host_ip(subnet, 253)),
+        "dev",
+        name,
+    ])?;
+    ip(&["link", "set", name, "up"])?;
+    Ok(subnet)
 }
 
 /// Host `i`'s address (.1 up); the bridge is .254.
@@ -557,7 +635,13 @@ mod tests {
         assert_eq!(run_pid("ck1f3a-0h0"), Some(0x1f3a));
         assert_eq!(run_pid("ck1f3a-99hfc"), Some(0x1f3a));
         assert_eq!(run_pid("ck1f3a-2b"), Some(0x1f3a));
+        assert_eq!(run_pid("ck1f3a-2k"), Some(0x1f3a));
+        assert_eq!(run_pid("ck1f3a-99cfc"), Some(0x1f3a));
         for not_ours in [
+            "ck1f3a-2kx",
+            "ck1f3a-2c",
+            "ck1f3a-2x1",
+            "ck1f3a-2é1",
             "ck1f3a-2bx",
             "ck-0h1",
             "ckzz-0h1",

@@ -71,7 +71,9 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
         )));
     }
     // Loopback: everything on 127.0.0.1 and this runtime. Netns: the coordinator on the
-    // bridge's address in the root namespace; each host's daemon and client inside the host.
+    // control bridge's address in the root namespace (daemons and clients reach it over their
+    // unshaped control NIC); each host's daemon and client inside the host, their data on the
+    // shaped NIC.
     let net = if cfg.netns {
         Some(NetnsCluster::create(&cfg.nic_bytes_per_s)?)
     } else {
@@ -80,7 +82,7 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     let ip = |h: Option<usize>| -> IpAddr {
         match (&net, h) {
             (None, _) => Ipv4Addr::LOCALHOST.into(),
-            (Some(n), None) => n.bridge_ip().into(),
+            (Some(n), None) => n.control_ip().into(),
             (Some(n), Some(h)) => n.hosts()[h].ip.into(),
         }
     };

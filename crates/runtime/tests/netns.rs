@@ -80,6 +80,25 @@ fn wait_connected(addr: &str, n: usize) {
 
 const MBIT: f64 = 1e6 / 8.0;
 
+/// `tc qdisc show dev LINK` (a link of the root namespace).
+fn qdisc(link: &str) -> String {
+    let out = std::process::Command::new("tc")
+        .args(["qdisc", "show", "dev", link])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "tc qdisc show dev {link}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Bytes a root-namespace link received: what the host at its other end sent.
+fn rx_bytes(link: &str) -> u64 {
+    std::fs::read_to_string(format!("/sys/class/net/{link}/statistics/rx_bytes"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
     if !can_run("tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left") {
@@ -92,11 +111,28 @@ fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
     let prefix = net.prefix().to_string();
     assert!(prefix.starts_with(&ours()));
     assert_eq!(net.hosts().len(), 3);
-    assert!(!netns::leftovers(&prefix).unwrap().is_empty());
+    // Per host a namespace, a data veth and a control veth; two bridges.
+    let made = netns::leftovers(&prefix).unwrap();
+    for link in ["b", "k", "h0", "c0", "h2", "c2"] {
+        let name = format!("link {prefix}{link}");
+        assert!(made.contains(&name), "{name} not in {made:?}");
+    }
+    assert_eq!(made.len(), 3 * 3 + 2, "{made:?}");
+    assert_ne!(
+        net.control_ip().octets()[..3],
+        net.bridge_ip().octets()[..3],
+        "control and data on one /24"
+    );
+    // Only the data veths are shaped.
+    for h in 0..3 {
+        assert!(qdisc(&format!("{prefix}h{h}")).contains("tbf"));
+        assert!(!qdisc(&format!("{prefix}c{h}")).contains("tbf"));
+    }
 
+    // The coordinator on the control bridge: the daemons and clients reach it over ctl0.
     let coord = coordinator::spawn(
         CoordinatorConfig::new(token(), SchedulerKind::Fair),
-        SocketAddr::new(net.bridge_ip().into(), 0),
+        SocketAddr::new(net.control_ip().into(), 0),
     )
     .unwrap();
     let caddr = coord.addr().to_string();
@@ -113,6 +149,11 @@ fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
         );
     }
     wait_connected(&caddr, 3);
+    // What each host sent over its control NIC: its daemon's registration, at least.
+    for h in 0..3 {
+        let sent = rx_bytes(&format!("{prefix}c{h}"));
+        assert!(sent > 0, "host {h} sent nothing over its control NIC");
+    }
     let runtimes: Vec<_> = (0..3).map(|h| net.runtime(h).unwrap()).collect();
     let clients: Vec<Client> = (0..3)
         .map(|h| {
@@ -158,6 +199,19 @@ fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
         fast < 0.5 * down.min(up),
         "fast hosts are limited per host: 2 -> 0 took {fast} s, the slow host's flows {down} s and {up} s"
     );
+
+    // Each host sent one flow: over its data NIC, not its control NIC.
+    for h in 0..3 {
+        let (data, control) = (
+            rx_bytes(&format!("{prefix}h{h}")),
+            rx_bytes(&format!("{prefix}c{h}")),
+        );
+        assert!(data >= size as u64, "host {h} sent {data} bytes of data");
+        assert!(
+            control < size as u64 / 4,
+            "host {h} sent {control} bytes over its control NIC"
+        );
+    }
 
     // Removing the cluster while its daemons still hold sockets leaves nothing either.
     drop(net);
