@@ -3,7 +3,7 @@
 //! need root and `ip`/`tc` (CI runs as root) and say on stderr when they did not run.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coflowkit_runtime::netns;
@@ -29,6 +29,47 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p.to_str().unwrap().to_string()
+}
+
+/// Start a `replay --local HOSTS --netns` of the toy trace (8 MB into host 1 at 8 Mbit/s:
+/// several seconds) and wait until its whole cluster exists: per host a namespace, a data and a
+/// control veth, plus the two bridges. Returns the child and its names' prefix.
+fn replay_until_built(dir: &Path, hosts: usize) -> (Child, String) {
+    let trace = write(dir, "toy.txt", TOY);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args([
+            "replay",
+            "--local",
+            &hosts.to_string(),
+            "--netns",
+            "--trace",
+            &trace,
+        ])
+        .args([
+            "--port-rate",
+            "8mbit",
+            "--scale-bytes",
+            "1",
+            "--scale-time",
+            "1",
+            "-s",
+            "fair",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = prefix_of(child.id());
+    let t = Instant::now();
+    while netns::leftovers(&prefix).unwrap().len() < hosts * 3 + 2 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the cluster never appeared"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "replay ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, prefix)
 }
 
 #[test]
@@ -92,40 +133,7 @@ fn ctrl_c_during_a_netns_replay_removes_everything() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let trace = write(dir.path(), "toy.txt", TOY);
-    // 8 MB into host 1 at 8 Mbit/s: several seconds, long past the interrupt.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args([
-            "replay",
-            "--local",
-            "4",
-            "--netns",
-            "--trace",
-            &trace,
-            "--port-rate",
-            "8mbit",
-            "--scale-bytes",
-            "1",
-            "--scale-time",
-            "1",
-            "-s",
-            "fair",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let prefix = prefix_of(child.id());
-    let t = Instant::now();
-    // Four namespaces, four data and four control veths, two bridges: all of it made.
-    while netns::leftovers(&prefix).unwrap().len() < 4 * 3 + 2 {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "the cluster never appeared"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "replay ended early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut child, prefix) = replay_until_built(dir.path(), 4);
     let made = netns::leftovers(&prefix).unwrap();
     for kind in ["k", "c3", "h3", "b"] {
         assert!(
@@ -235,39 +243,7 @@ fn a_killed_replay_is_swept_by_the_next_cluster() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let trace = write(dir.path(), "toy.txt", TOY);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args([
-            "replay",
-            "--local",
-            "2",
-            "--netns",
-            "--trace",
-            &trace,
-            "--port-rate",
-            "8mbit",
-            "--scale-bytes",
-            "1",
-            "--scale-time",
-            "1",
-            "-s",
-            "fair",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let prefix = prefix_of(child.id());
-    let t = Instant::now();
-    // Two namespaces, two data and two control veths, the two bridges.
-    while netns::leftovers(&prefix).unwrap().len() < 2 * 3 + 2 {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "the cluster never appeared"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "replay ended early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut child, prefix) = replay_until_built(dir.path(), 2);
     child.kill().unwrap(); // SIGKILL: no cleanup
     child.wait().unwrap();
     assert!(!netns::leftovers(&prefix).unwrap().is_empty());
