@@ -17,6 +17,9 @@ use coflowkit_runtime::{
 };
 use coflowkit_sched::{SchedOptions, SchedulerKind};
 
+mod common;
+use common::bytes;
+
 /// One cluster at a time, so "nothing of this process is left" is checkable between tests.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -36,18 +39,6 @@ fn ours() -> String {
 
 fn token() -> Token {
     Token::new("netns-test-token").unwrap()
-}
-
-fn pattern(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// Run `fut` on a host's runtime and wait (spawned there: `Handle::block_on` would poll it on
@@ -165,7 +156,7 @@ fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
     let size = 600_000usize;
     // One flow at a time from `src` to `dst`: its seconds.
     let transfer = |src: usize, dst: usize, seed: u64| -> f64 {
-        let data = pattern(seed, size);
+        let data = bytes(seed, size);
         let (c, d) = (clients[src].clone(), data.clone());
         let coflow = on(&runtimes[src], async move {
             let id = c.register(CoflowOptions::flows(1)).await?;
