@@ -312,6 +312,9 @@ impl Client {
         data_id: &str,
         mut sink: W,
     ) -> Result<u64> {
+        // Where a get's time goes (logged at debug): the locate RPC, the data connection up to
+        // the daemon's reply, the bytes. Small coflows' real CCTs are mostly these fixed costs.
+        let t0 = std::time::Instant::now();
         let loc = self
             .rpc
             .clone()
@@ -323,6 +326,7 @@ impl Client {
             .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?
             .into_inner();
         let host = loc.daemon;
+        let t_loc = t0.elapsed().as_secs_f64() * 1e3;
         let (mut r, _w) = self
             .open(
                 &host,
@@ -348,6 +352,7 @@ impl Client {
                 msg: reply.error,
             });
         }
+        let t_reply = t0.elapsed().as_secs_f64() * 1e3;
         // A streaming get (the put is still coming in) learns the size from the end frame.
         let size = (!reply.streaming).then_some(reply.size_bytes);
         let failed = |got: u64, why: String| Error::DaemonFailed {
@@ -397,6 +402,14 @@ impl Client {
         sink.flush()
             .await
             .map_err(|e| Error::io(format!("writing `{data_id}`"), e))?;
+        tracing::debug!(
+            coflow,
+            bytes = got,
+            locate_ms = t_loc,
+            reply_ms = t_reply,
+            total_ms = t0.elapsed().as_secs_f64() * 1e3,
+            "got"
+        );
         Ok(got)
     }
 

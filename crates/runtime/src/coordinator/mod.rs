@@ -15,7 +15,7 @@ use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 
 use crate::auth::{CheckToken, Token};
@@ -149,13 +149,18 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
             .tls_config(t.tonic())
             .map_err(|e| Error::Config(format!("coordinator TLS: {e}")))?;
     }
+    // TCP_NODELAY on every accepted socket: `Server::tcp_nodelay` applies only to listeners
+    // tonic binds itself. Without it, of several replies due at once on one connection (a
+    // host's concurrent locates) all but the first waited for the client's delayed ACK:
+    // measured 41 to 48 ms for about one get in five of the 60-coflow replay.
+    let incoming = TcpIncoming::from_listener(listener, true, None)
+        .map_err(|e| Error::Config(format!("coordinator listener: {e}")))?;
     // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds.
     server
-        .tcp_nodelay(true)
         .http2_keepalive_interval(Some(Duration::from_secs(2)))
         .http2_keepalive_timeout(Some(Duration::from_secs(4)))
         .add_service(svc)
-        .serve_with_incoming(TcpListenerStream::new(listener))
+        .serve_with_incoming(incoming)
         .await
         .map_err(|e| Error::Config(format!("coordinator server: {e}")))
 }

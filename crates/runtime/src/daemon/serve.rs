@@ -248,6 +248,9 @@ async fn get<W: tokio::io::AsyncWrite + Unpin>(
     let (id, sent, rate) = d.flows.start(info.clone());
     link::report_start(d, FlowInfo { flow: id, ..info }).await;
     let mut pacer = Pacer::new(rate);
+    // How long the flow waited for its first rate (logged at debug with the flow's time).
+    let t0 = std::time::Instant::now();
+    let mut first_block_ms = None;
     let mut block = Vec::with_capacity(frame::BLOCK_BYTES);
     let mut spill = None;
     let res: std::io::Result<()> = async {
@@ -265,12 +268,23 @@ async fn get<W: tokio::io::AsyncWrite + Unpin>(
             if !pacer.take(block.len()).await {
                 return Err(std::io::Error::other("flow cancelled"));
             }
+            if first_block_ms.is_none() {
+                first_block_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+            }
             frame::write_block(w, crc, &block).await?;
             w.flush().await?;
             sent.fetch_add(block.len() as u64, Ordering::Relaxed);
             total += block.len() as u64;
         }
-        frame::write_end(w, total).await
+        frame::write_end(w, total).await?;
+        tracing::debug!(
+            coflow,
+            bytes = total,
+            first_block_ms = first_block_ms.unwrap_or(0.0),
+            total_ms = t0.elapsed().as_secs_f64() * 1e3,
+            "flow served"
+        );
+        Ok(())
     }
     .await;
     d.flows.end(id, res.is_err());
