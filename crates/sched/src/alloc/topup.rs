@@ -56,9 +56,8 @@ fn key(rank: u32, flow: u32) -> Key {
 #[derive(Debug, Default, Clone)]
 pub struct TopUp {
     ports: usize,
-    /// Coflow index of each rank, and rank of each coflow (`u32::MAX`: not ranked).
+    /// Coflow index of each rank (a key's rank names its coflow).
     by_rank: Vec<u32>,
-    rank: Vec<u32>,
     /// Per side: flows as (rank, flow index), grouped by pair `port * ports + peer`, each
     /// group in priority order.
     entries: [Vec<(u32, u32)>; 2],
@@ -110,13 +109,8 @@ impl TopUp {
         order: impl IntoIterator<Item = usize>,
     ) {
         self.ports = ports;
-        self.rank.clear();
-        self.rank.resize(coflows.len(), u32::MAX);
         self.by_rank.clear();
-        for (r, ci) in order.into_iter().enumerate() {
-            self.rank[ci] = r as u32;
-            self.by_rank.push(ci as u32);
-        }
+        self.by_rank.extend(order.into_iter().map(|ci| ci as u32));
         self.open_valid = false;
         // Pair arrays are written and read only where `live` has the pair: no clearing of
         // ports² entries per decision.
