@@ -44,10 +44,11 @@ pub struct SchedArgs {
     /// varys: turn starvation avoidance off (pure SEBF + MADD)
     #[arg(long)]
     pub no_starvation: bool,
-    /// varys and the orderings: what a single flow's end triggers. `redistribute` hands its
-    /// bandwidth to waiting flows on the same ports in priority order (fast, work conserving);
-    /// `recompute` takes a full decision (exact, slow); `ignore` lets it idle until the next
-    /// coflow event, as the thesis' Varys does
+    /// varys, the orderings, sincronia, aalo, saath and pfp: what a single flow's end
+    /// triggers. `redistribute` hands its bandwidth to waiting flows on the same ports in
+    /// priority order (fast, work conserving; pfp re-runs its greedy exactly); `recompute` takes
+    /// a full decision (exact, slow); `ignore` lets it idle until the next coflow event, as the
+    /// thesis' Varys does
     #[arg(long, value_enum, default_value_t = FlowCompletionArg::Redistribute, value_name = "HOW")]
     pub on_flow_completion: FlowCompletionArg,
     /// Same as `--on-flow-completion ignore`

@@ -71,3 +71,60 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// pfp re-runs its greedy on a flow's end from the order it keeps; that must be the full
+    /// decision's answer (same CCTs up to float rounding).
+    #[test]
+    fn pfp_redistribution_equals_full_decisions(t in workload()) {
+        let with = |how| SchedOptions { on_flow_completion: how, ..Default::default() };
+        let fast = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Redistribute));
+        let full = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Recompute));
+        for (a, b) in fast.coflows.iter().zip(&full.coflows) {
+            prop_assert!((a.cct_s - b.cct_s).abs() <= 1e-9 * b.cct_s.max(1.0),
+                "coflow {}: {} vs {}", a.id, a.cct_s, b.cct_s);
+        }
+    }
+}
+
+/// Whole sizes and arrivals on unit ports: exact ties everywhere, which the keys must break the
+/// same way on both paths.
+fn integer_workload() -> impl Strategy<Value = (Trace, Fabric)> {
+    (2u32..7).prop_flat_map(|ports| {
+        let flow = (0..ports, 0..ports, 1u32..6).prop_map(|(src, dst, bytes)| Flow {
+            src,
+            dst,
+            bytes: bytes as f64,
+        });
+        let coflow = (0u32..6, prop::collection::vec(flow, 1..8));
+        prop::collection::vec(coflow, 1..9).prop_map(move |cs| {
+            let coflows = cs
+                .into_iter()
+                .enumerate()
+                .map(|(i, (arrival, flows))| Coflow::new(i as u64 + 1, arrival as f64, flows))
+                .collect();
+            (
+                Trace { ports, coflows },
+                Fabric::uniform(ports as usize, 1.0),
+            )
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The same with ties.
+    #[test]
+    fn pfp_redistribution_equals_full_decisions_on_ties(t in integer_workload()) {
+        let with = |how| SchedOptions { on_flow_completion: how, ..Default::default() };
+        let fast = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Redistribute));
+        let full = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Recompute));
+        for (a, b) in fast.coflows.iter().zip(&full.coflows) {
+            prop_assert!((a.cct_s - b.cct_s).abs() <= 1e-9 * b.cct_s.max(1.0),
+                "coflow {}: {} vs {}", a.id, a.cct_s, b.cct_s);
+        }
+    }
+}

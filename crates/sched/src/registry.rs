@@ -99,7 +99,7 @@ pub struct SchedOptions {
     /// Work conservation of the ordering policies (fifo, scf, ncf, tcf, sebf).
     pub backfill: Backfill,
     /// What a single flow's end triggers for the ordering policies (fifo, scf, ncf, tcf,
-    /// sebf); see `VarysConfig`.
+    /// sebf), sincronia and pfp; see `VarysConfig`.
     #[serde(default)]
     pub on_flow_completion: FlowCompletion,
     pub varys: VarysConfig,
@@ -126,7 +126,7 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         |o| Box::new(Ordered::new(o, opts.backfill, opts.on_flow_completion)) as Box<dyn Scheduler>;
     match kind {
         SchedulerKind::Fair => Box::new(Fair::new(opts.fair_max_per_reducer)),
-        SchedulerKind::Pfp => Box::<Pfp>::default(),
+        SchedulerKind::Pfp => Box::new(Pfp::new(opts.on_flow_completion)),
         SchedulerKind::Fifo => ordered(Order::Fifo),
         SchedulerKind::Scf => ordered(Order::Scf),
         SchedulerKind::Ncf => ordered(Order::Ncf),
