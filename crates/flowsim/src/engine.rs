@@ -12,7 +12,7 @@ use thiserror::Error;
 use crate::dag::DagBook;
 pub use crate::dag::Dependencies;
 use crate::outcome::SimOutput;
-use crate::world::{Meta, World, SAME_TIME};
+use crate::world::{same_time, Meta, World};
 
 #[derive(Debug, Error, PartialEq)]
 pub enum SimError {
@@ -221,7 +221,7 @@ pub fn simulate_with(
                 .min(wake.unwrap_or(f64::INFINITY));
             match next_due {
                 Some(t) if t <= t_other => {
-                    let horizon = t + SAME_TIME * t.abs().max(1.0);
+                    let horizon = same_time(t);
                     let coflow_done = w.complete_due(t, horizon);
                     now = t;
                     // Nothing left running: decide again rather than idle (or stall) until

@@ -55,6 +55,11 @@ impl PartialOrd for Due {
 /// flows that a policy means to finish together (MADD) must not cost a decision each.
 pub(crate) const SAME_TIME: f64 = 1e-9;
 
+/// The last instant that counts as the same event as `t`.
+pub(crate) fn same_time(t: f64) -> f64 {
+    t + SAME_TIME * t.abs().max(1.0)
+}
+
 /// The simulation state between decisions.
 pub(crate) struct World<'a> {
     pub(crate) trace: &'a Trace,
@@ -208,6 +213,10 @@ impl World<'_> {
         due.clear();
         up.fill(0.0);
         down.fill(0.0);
+        // In scan mode the first completion ends the phase (a full decision follows), so only
+        // the completions within `SAME_TIME` of the earliest are kept: candidates near the
+        // running minimum, pruned to the final one below.
+        let mut min = f64::INFINITY;
         for (ci, (c, r)) in self.active.iter().zip(&self.rates.per_coflow).enumerate() {
             for (fi, (f, &rate)) in c.flows.iter().zip(r).enumerate() {
                 if !(rate >= 0.0 && rate.is_finite()) {
@@ -220,8 +229,15 @@ impl World<'_> {
                 if rate > 0.0 {
                     up[f.src as usize] += rate;
                     down[f.dst as usize] += rate;
+                    let at = self.synced_at + f.remaining_bytes / rate;
+                    if self.scan {
+                        if at > same_time(min) {
+                            continue;
+                        }
+                        min = min.min(at);
+                    }
                     due.push(Due {
-                        at: self.synced_at + f.remaining_bytes / rate,
+                        at,
                         coflow: ci as u32,
                         flow: fi as u32,
                     });
@@ -229,7 +245,8 @@ impl World<'_> {
             }
         }
         if self.scan {
-            self.due_min = due.iter().map(|d| d.at).fold(f64::INFINITY, f64::min);
+            due.retain(|d| d.at <= same_time(min));
+            self.due_min = min;
             self.due_list = due;
         } else {
             self.due = BinaryHeap::from(due);
