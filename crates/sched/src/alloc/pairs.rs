@@ -15,8 +15,7 @@ pub struct PairFill {
     pair_of: Vec<u32>,
     pair_rates: Vec<f64>,
     fill: WaterFill,
-    flows: Vec<Demand>,
-    owner: Vec<(u32, u32)>,
+    /// Per flow of [`fill_coflows`]: its weight (0 when left out).
     out: Vec<f64>,
 }
 
@@ -60,7 +59,9 @@ impl PairFill {
 }
 
 /// Per-flow weighted max-min over whole coflows: `weight(coflow, flow)` gives a flow's weight,
-/// or `None` to leave it out (rate 0). Writes `rates` and takes them from `budget`.
+/// or `None` to leave it out (rate 0). Writes `rates` and takes them from `budget`. The same
+/// as [`PairFill::fill`] over the coflows' flows, grouped straight from the coflows: one pass
+/// to group, one to write the rates, nothing copied per flow but its pair and weight.
 pub fn fill_coflows(
     pf: &mut PairFill,
     coflows: &[CoflowState],
@@ -68,32 +69,56 @@ pub fn fill_coflows(
     rates: &mut Rates,
     mut weight: impl FnMut(usize, &FlowState) -> Option<f64>,
 ) {
-    let mut flows = std::mem::take(&mut pf.flows);
-    let mut owner = std::mem::take(&mut pf.owner);
-    let mut out = std::mem::take(&mut pf.out);
-    flows.clear();
-    owner.clear();
+    let ports = budget.up.len();
+    if pf.index.len() != ports * ports {
+        pf.index = vec![u32::MAX; ports * ports];
+    }
+    pf.demands.clear();
+    pf.pair_of.clear();
+    pf.out.clear();
     for (ci, c) in coflows.iter().enumerate() {
-        for (fi, f) in c.flows.iter().enumerate() {
-            if let Some(w) = weight(ci, f) {
-                flows.push(Demand {
+        for f in &c.flows {
+            let Some(w) = weight(ci, f) else {
+                pf.pair_of.push(u32::MAX);
+                pf.out.push(0.0);
+                continue;
+            };
+            let slot = &mut pf.index[f.src as usize * ports + f.dst as usize];
+            if *slot == u32::MAX {
+                *slot = pf.demands.len() as u32;
+                pf.demands.push(Demand {
                     src: f.src,
                     dst: f.dst,
-                    weight: w,
+                    weight: 0.0,
                 });
-                owner.push((ci as u32, fi as u32));
             }
+            pf.demands[*slot as usize].weight += w;
+            pf.pair_of.push(*slot);
+            pf.out.push(w);
         }
     }
-    out.clear();
-    out.resize(flows.len(), 0.0);
-    pf.fill(&flows, budget, &mut out);
-    for (&(ci, fi), &r) in owner.iter().zip(&out) {
-        rates.per_coflow[ci as usize][fi as usize] = r;
+    pf.pair_rates.clear();
+    pf.pair_rates.resize(pf.demands.len(), 0.0);
+    pf.fill.fill(&pf.demands, budget, &mut pf.pair_rates);
+    let mut k = 0;
+    for (r, c) in rates.per_coflow.iter_mut().zip(coflows) {
+        for rate in &mut r[..c.flows.len()] {
+            let (p, w) = (pf.pair_of[k], pf.out[k]);
+            k += 1;
+            if p == u32::MAX {
+                continue;
+            }
+            let d = &pf.demands[p as usize];
+            *rate = if d.weight > 0.0 {
+                pf.pair_rates[p as usize] * (w / d.weight)
+            } else {
+                0.0
+            };
+        }
     }
-    pf.flows = flows;
-    pf.owner = owner;
-    pf.out = out;
+    for d in &pf.demands {
+        pf.index[d.src as usize * ports + d.dst as usize] = u32::MAX;
+    }
 }
 
 #[cfg(test)]
