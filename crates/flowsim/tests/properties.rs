@@ -72,21 +72,25 @@ proptest! {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
-
-    /// pfp re-runs its greedy on a flow's end from the order it keeps; that must be the full
-    /// decision's answer (same CCTs up to float rounding).
-    #[test]
-    fn pfp_redistribution_equals_full_decisions(t in workload()) {
-        let with = |how| SchedOptions { on_flow_completion: how, ..Default::default() };
-        let fast = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Redistribute));
-        let full = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Recompute));
-        for (a, b) in fast.coflows.iter().zip(&full.coflows) {
-            prop_assert!((a.cct_s - b.cct_s).abs() <= 1e-9 * b.cct_s.max(1.0),
-                "coflow {}: {} vs {}", a.id, a.cct_s, b.cct_s);
-        }
+/// pfp re-runs its greedy on a flow's end from the order it keeps; that must be the full
+/// decision's answer (same CCTs up to float rounding).
+fn pfp_paths_agree(t: &(Trace, Fabric)) -> Result<(), TestCaseError> {
+    let with = |how| SchedOptions {
+        on_flow_completion: how,
+        ..Default::default()
+    };
+    let fast = run(t, SchedulerKind::Pfp, &with(FlowCompletion::Redistribute));
+    let full = run(t, SchedulerKind::Pfp, &with(FlowCompletion::Recompute));
+    for (a, b) in fast.coflows.iter().zip(&full.coflows) {
+        prop_assert!(
+            (a.cct_s - b.cct_s).abs() <= 1e-9 * b.cct_s.max(1.0),
+            "coflow {}: {} vs {}",
+            a.id,
+            a.cct_s,
+            b.cct_s
+        );
     }
+    Ok(())
 }
 
 /// Whole sizes and arrivals on unit ports: exact ties everywhere, which the keys must break the
@@ -116,15 +120,13 @@ fn integer_workload() -> impl Strategy<Value = (Trace, Fabric)> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// The same with ties.
+    #[test]
+    fn pfp_redistribution_equals_full_decisions(t in workload()) {
+        pfp_paths_agree(&t)?;
+    }
+
     #[test]
     fn pfp_redistribution_equals_full_decisions_on_ties(t in integer_workload()) {
-        let with = |how| SchedOptions { on_flow_completion: how, ..Default::default() };
-        let fast = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Redistribute));
-        let full = run(&t, SchedulerKind::Pfp, &with(FlowCompletion::Recompute));
-        for (a, b) in fast.coflows.iter().zip(&full.coflows) {
-            prop_assert!((a.cct_s - b.cct_s).abs() <= 1e-9 * b.cct_s.max(1.0),
-                "coflow {}: {} vs {}", a.id, a.cct_s, b.cct_s);
-        }
+        pfp_paths_agree(&t)?;
     }
 }
