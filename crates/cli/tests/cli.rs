@@ -1,22 +1,10 @@
 //! The binary as users meet it: exit codes, error messages, the JSON contract.
 
+mod common;
+use common::{coflowkit, write, TOY};
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn coflowkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args(args)
-        .output()
-        .expect("run coflowkit")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
-const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
+use std::process::Output;
 
 #[test]
 fn bad_trace_names_file_line_and_field_and_exits_nonzero() {

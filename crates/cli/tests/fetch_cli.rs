@@ -1,15 +1,11 @@
 //! `coflowkit fetch` as users meet it: the JSON contracts of the issue, clear errors and
 //! non-zero exits on bad input.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::coflowkit;
 
-fn coflowkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args(args)
-        .output()
-        .expect("run coflowkit")
-}
+use std::path::Path;
+use std::process::Output;
 
 /// A small heterogeneous `fetch sim`, up to `--json` (the path follows).
 const SMALL_SIM: [&str; 19] = [

@@ -2,13 +2,14 @@
 //! rates, Ctrl-C leaving nothing behind, and the fallback to pacing without root. The first two
 //! need root and `ip`/`tc` (CI runs as root) and say on stderr when they did not run.
 
+mod common;
+use common::{write, TOY};
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coflowkit_runtime::netns;
-
-const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
 
 fn can_run(test: &str) -> bool {
     match netns::available() {
@@ -23,12 +24,6 @@ fn can_run(test: &str) -> bool {
 /// Names a `coflowkit` process with this pid made.
 fn prefix_of(pid: u32) -> String {
     format!("ck{pid:x}-")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
 }
 
 /// Start a `replay --local HOSTS --netns` of the toy trace (8 MB into host 1 at 8 Mbit/s:

@@ -1,15 +1,9 @@
 //! The real-system commands as users meet them: `replay --local` end to end, and refusals.
 
-use std::process::{Command, Output};
+mod common;
+use common::{coflowkit, free_port, Kill, TOY};
 
-fn coflowkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args(args)
-        .output()
-        .expect("run coflowkit")
-}
-
-const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
+use std::process::Command;
 
 #[test]
 fn replay_local_moves_real_bytes_and_reports_sim_ccts() {
@@ -81,24 +75,6 @@ fn coordinator_refuses_a_bad_token_file() {
         err.contains("token") && err.contains(t.to_str().unwrap()),
         "{err}"
     );
-}
-
-/// A free loopback port (bound and released; good enough for a test).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Kill(std::process::Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

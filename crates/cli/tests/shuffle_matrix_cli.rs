@@ -1,14 +1,10 @@
 //! `shuffle gen`, `shuffle stats` and `shuffle sweep` as users meet them.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::coflowkit;
 
-fn coflowkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args(args)
-        .output()
-        .expect("run coflowkit")
-}
+use std::path::Path;
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

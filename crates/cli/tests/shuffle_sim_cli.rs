@@ -1,14 +1,10 @@
 //! `coflowkit shuffle sim` as users meet it: the JSON contract, matrix files, protocol names,
 //! and clear errors.
 
-use std::process::{Command, Output};
+mod common;
+use common::coflowkit;
 
-fn coflowkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args(args)
-        .output()
-        .expect("run coflowkit")
-}
+use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

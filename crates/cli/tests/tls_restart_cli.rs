@@ -1,19 +1,15 @@
 //! Real coordinator and daemon processes with TLS on both planes, and a daemon process killed
 //! and restarted on its data dir.
 
+mod common;
+use common::{coflowkit, free_port, Kill};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use coflowkit_runtime::{Client, ClientConfig, CoflowOptions, TlsClient, Token};
 use tokio::io::AsyncWriteExt;
-
-fn coflowkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-        .args(args)
-        .output()
-        .expect("run coflowkit")
-}
 
 fn spawn(args: &[&str], stderr: Stdio) -> Kill {
     Kill(
@@ -24,23 +20,6 @@ fn spawn(args: &[&str], stderr: Stdio) -> Kill {
             .spawn()
             .expect("start coflowkit"),
     )
-}
-
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 const TOKEN: &str = "process-test-token";

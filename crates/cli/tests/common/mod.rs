@@ -1,0 +1,42 @@
+//! What the CLI process tests share: running the binary, writing inputs, stopping servers.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command, Output};
+
+/// The toy trace of the thesis' examples: 4 ports, 3 coflows.
+pub const TOY: &str = "4 3\n1 0 2 0 1 1 2:2.0\n2 10 1 1 2 2:1.0 3:1.0\n3 20 1 3 1 0:4.0\n";
+
+/// Run `coflowkit` with `args` to its end.
+pub fn coflowkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args(args)
+        .output()
+        .expect("run coflowkit")
+}
+
+/// Write `text` to `dir/name`; returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// A free loopback port (bound and released; good enough for a test).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when the test ends, however it ends.
+pub struct Kill(pub Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
