@@ -110,6 +110,7 @@ pub fn simulate_with(
         due: BinaryHeap::new(),
         scan: on_flow_completion == FlowCompletion::Recompute && opts.flow_quantum_s == 0.0,
         due_list: Vec::new(),
+        due_valid: 0,
         due_min: f64::INFINITY,
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,

@@ -74,6 +74,8 @@ pub(crate) struct World<'a> {
     /// scan of `due_list` is cheaper than keeping a heap of every running flow.
     pub(crate) scan: bool,
     pub(crate) due_list: Vec<Due>,
+    /// How many predictions `due` held after its last sweep of stale ones.
+    pub(crate) due_valid: usize,
     pub(crate) due_min: f64,
     pub(crate) outcomes: Vec<Option<CoflowOutcome>>,
     pub(crate) makespan: f64,
@@ -126,16 +128,13 @@ impl World<'_> {
     /// A flow reached its predicted completion `due` at `now` (between decisions). A
     /// prediction made before a redistribution changed the flow's rate is stale and ignored.
     pub(crate) fn complete(&mut self, now: f64, due: &Due) {
+        if !self.is_current(due) {
+            return;
+        }
         let (ci, fi) = (due.coflow as usize, due.flow as usize);
         let c = &mut self.active[ci];
         let rate = &mut self.rates.per_coflow[ci][fi];
         let f = &mut c.flows[fi];
-        if f.remaining_bytes <= 0.0 || *rate <= 0.0 {
-            return;
-        }
-        if due.at != self.synced_at + f.remaining_bytes / *rate {
-            return;
-        }
         // All that was left at the last sync is sent now; `sync` skips it from here on.
         let size = f.sent_bytes + f.remaining_bytes;
         c.sent_bytes += f.remaining_bytes;
@@ -249,6 +248,7 @@ impl World<'_> {
             self.due_min = min;
             self.due_list = due;
         } else {
+            self.due_valid = due.len();
             self.due = BinaryHeap::from(due);
         }
         check_capacity(name, now, self.fabric, up, down)?;
@@ -303,9 +303,23 @@ impl World<'_> {
             }
         }
         self.freed.clear_ports();
+        self.compact_due();
         #[cfg(debug_assertions)]
         self.assert_within_capacity(now, sched.name());
         true
+    }
+
+    /// Drop the predictions redistributions made stale once they are half the heap: a sweep
+    /// costs each a check, where popping it later costs a walk down the heap (and a heap
+    /// twice the size). Amortized O(1) per prediction.
+    fn compact_due(&mut self) {
+        if self.due.len() <= 2 * self.due_valid.max(1024) {
+            return;
+        }
+        let mut due = std::mem::take(&mut self.due);
+        due.retain(|d| self.is_current(d));
+        self.due = due;
+        self.due_valid = self.due.len();
     }
 
     /// Debug builds (and so the tests) re-add every rate after a redistribution.
@@ -324,13 +338,27 @@ impl World<'_> {
         }
     }
 
-    /// The earliest predicted completion, if any flow is running.
-    pub(crate) fn next_due(&self) -> Option<f64> {
+    /// The earliest predicted completion, if any flow is running. Stale predictions at the
+    /// front are dropped first: an event's time (and the flows it groups) must not depend on
+    /// predictions a redistribution replaced.
+    pub(crate) fn next_due(&mut self) -> Option<f64> {
         if self.scan {
-            (!self.due_list.is_empty()).then_some(self.due_min)
-        } else {
-            self.due.peek().map(|d| d.at)
+            return (!self.due_list.is_empty()).then_some(self.due_min);
         }
+        while let Some(d) = self.due.peek() {
+            if self.is_current(d) {
+                return Some(d.at);
+            }
+            self.due.pop();
+        }
+        None
+    }
+
+    /// Whether `d` is the flow's prediction at its present rate (and it is still running).
+    fn is_current(&self, d: &Due) -> bool {
+        let f = &self.active[d.coflow as usize].flows[d.flow as usize];
+        let rate = self.rates.per_coflow[d.coflow as usize][d.flow as usize];
+        f.remaining_bytes > 0.0 && rate > 0.0 && d.at == self.synced_at + f.remaining_bytes / rate
     }
 
     /// Complete every flow predicted by `horizon`, at time `t`. Returns whether a coflow ended.
@@ -403,4 +431,97 @@ fn check_capacity(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_model::{Coflow, Flow};
+    use coflowkit_sched::FlowState;
+
+    #[test]
+    fn a_replaced_prediction_neither_times_an_event_nor_groups_flows_into_it() {
+        // Flow 0 was to end at 1.0 but a redistribution slowed it (now due at 2.0). Flow 1 ends
+        // at 1.0 + 5e-10: within SAME_TIME of the stale 1.0, so anchoring the event on the
+        // stale prediction would finish flow 1 early, at 1.0.
+        let fabric = Fabric::uniform(3, 1.0);
+        let trace = Trace {
+            ports: 3,
+            coflows: vec![Coflow::new(
+                1,
+                0.0,
+                vec![
+                    Flow {
+                        src: 0,
+                        dst: 1,
+                        bytes: 2.0,
+                    },
+                    Flow {
+                        src: 2,
+                        dst: 1,
+                        bytes: 1.0,
+                    },
+                ],
+            )],
+        };
+        let flow = |src, dst, remaining_bytes| FlowState {
+            src,
+            dst,
+            sent_bytes: 0.0,
+            remaining_bytes,
+        };
+        let mut w = World {
+            trace: &trace,
+            fabric: &fabric,
+            active: vec![CoflowState {
+                id: 1,
+                arrival_s: 0.0,
+                deadline_s: None,
+                weight: 1.0,
+                total_flows: 2,
+                sent_bytes: 0.0,
+                max_flow_sent_bytes: 0.0,
+                flows: vec![flow(0, 1, 2.0), flow(2, 1, 1.0 + 5e-10)],
+                dag: None,
+            }],
+            meta: vec![Meta {
+                trace_index: 0,
+                unfinished: 2,
+                fct_sum: 0.0,
+                fct_min: f64::INFINITY,
+                fct_max: 0.0,
+            }],
+            rates: Rates {
+                per_coflow: vec![vec![1.0, 1.0]],
+            },
+            synced_at: 0.0,
+            due: BinaryHeap::new(),
+            scan: false,
+            due_list: Vec::new(),
+            due_valid: 0,
+            due_min: f64::INFINITY,
+            outcomes: vec![None],
+            makespan: 0.0,
+            freed: Freed::default(),
+        };
+        w.freed.spare.reset(&fabric);
+        let due = |at, flow| Due {
+            at,
+            coflow: 0,
+            flow,
+        };
+        w.due.push(due(1.0, 0)); // stale: flow 0 now needs 2 s
+        w.due.push(due(2.0, 0));
+        w.due.push(due(1.0 + 5e-10, 1));
+        let t = w.next_due().expect("flows run");
+        assert_eq!(t, 1.0 + 5e-10, "the event is flow 1's completion");
+        w.complete_due(t, same_time(t));
+        assert_eq!(w.meta[0].unfinished, 1);
+        assert_eq!(
+            w.meta[0].fct_sum,
+            1.0 + 5e-10,
+            "flow 1 ends at its own time"
+        );
+        assert_eq!(w.next_due(), Some(2.0));
+    }
 }
