@@ -68,15 +68,17 @@ pub struct TopUp {
     ports: usize,
     /// Coflow index of each rank (a key's rank names its coflow).
     by_rank: Vec<u32>,
-    /// Per side: flows as (rank, flow index), grouped by pair `port * ports + peer`, each
-    /// group in priority order.
-    entries: [Vec<(u32, u32)>; 2],
-    /// Per side and pair: the group's unscanned part `[head, end)` of `entries`; entries
-    /// before `head` are finished flows, skipped for good.
-    head: [Vec<u32>; 2],
-    end: [Vec<u32>; 2],
-    /// Per side and pair: the key of the entry at `head` (a dense row per port, so a scan
-    /// of a port's peers reads one cache-friendly row).
+    /// Flows as (rank, flow index), grouped by (uplink, downlink) pair `src * ports + dst`,
+    /// each group in priority order. Both sides read the same groups: a downlink's pair
+    /// (`dst`, `src`) is the uplink pair (`src`, `dst`).
+    entries: Vec<(u32, u32)>,
+    /// Per group: its unscanned part `[head, end)` of `entries`; entries before `head` are
+    /// finished flows, skipped for good (whichever side skipped them).
+    head: Vec<u32>,
+    end: Vec<u32>,
+    /// Per side and pair `port * ports + peer`: the key under which the pair is listed in
+    /// `order`, that of its head or an earlier (finished) flow of its group (a dense row per
+    /// port, so a scan of a port's peers reads one cache-friendly row).
     head_key: [Vec<Key>; 2],
     /// Per side and port: the peers it still has unfinished flows towards.
     live: [PortBits; 2],
@@ -134,75 +136,55 @@ impl TopUp {
             self.holders[side].iter_mut().for_each(Vec::clear);
             self.worst[side].clear();
             self.worst[side].resize(ports, 0);
-            for v in [&mut self.head[side], &mut self.end[side]] {
-                v.resize(pairs.max(v.len()), 0);
-            }
             self.head_key[side].resize(pairs.max(self.head_key[side].len()), 0);
-        }
-        // A counting sort by pair: flows per (src, dst) first, counted in `end[UP]`. Flows
-        // come in priority order, so a pair's first flow is its head, and the peer orders
-        // come out sorted.
-        for side in [UP, DOWN] {
             self.order[side].resize_with(ports, Vec::new);
             self.order[side].iter_mut().for_each(Vec::clear);
         }
-        let count = &mut self.end[UP];
+        for v in [&mut self.head, &mut self.end] {
+            v.resize(pairs.max(v.len()), 0);
+        }
+        // A counting sort by pair: flows per (src, dst) first, counted in `end`. Flows come
+        // in priority order, so a pair's first flow is its head, and the peer orders come out
+        // sorted.
         for (r, &ci) in self.by_rank.iter().enumerate() {
             for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
                 let (src, dst) = (f.src as usize, f.dst as usize);
+                let pair = src * ports + dst;
                 if !self.live[UP].contains(src, dst) {
                     self.live[UP].set(src, dst, true);
                     self.live[DOWN].set(dst, src, true);
-                    count[src * ports + dst] = 0;
+                    self.end[pair] = 0;
                     let k = key(r as u32, fi as u32);
+                    self.head_key[UP][pair] = k;
+                    self.head_key[DOWN][dst * ports + src] = k;
                     self.order[UP][src].push((k, dst as u32));
                     self.order[DOWN][dst].push((k, src as u32));
                 }
-                count[src * ports + dst] += 1;
+                self.end[pair] += 1;
             }
         }
-        // Each group's start, rows by port and peers in order; downlinks first, as they read
-        // the counts that the uplinks' starts then overwrite.
-        for side in [DOWN, UP] {
-            let mut at = 0;
-            for p in 0..ports {
-                for q in self.live[side].row(p) {
-                    let n = match side {
-                        UP => self.end[UP][p * ports + q],
-                        _ => self.end[UP][q * ports + p],
-                    };
-                    self.head[side][p * ports + q] = at;
-                    at += n;
-                }
-            }
-            self.entries[side].clear();
-            self.entries[side].resize(at as usize, (0, 0));
-            for p in 0..ports {
-                for q in self.live[side].row(p) {
-                    self.end[side][p * ports + q] = self.head[side][p * ports + q];
-                }
+        // Each group's start.
+        let mut at = 0;
+        for p in 0..ports {
+            for q in self.live[UP].row(p) {
+                let n = self.end[p * ports + q];
+                self.head[p * ports + q] = at;
+                self.end[p * ports + q] = at;
+                at += n;
             }
         }
+        self.entries.clear();
+        self.entries.resize(at as usize, (0, 0));
         for r in 0..self.by_rank.len() {
             let ci = self.by_rank[r] as usize;
             for (fi, f) in coflows[ci].flows.iter().enumerate() {
                 let (src, dst) = (f.src as usize, f.dst as usize);
-                for (side, pair) in [(UP, src * ports + dst), (DOWN, dst * ports + src)] {
-                    let at = &mut self.end[side][pair];
-                    self.entries[side][*at as usize] = (r as u32, fi as u32);
-                    *at += 1;
-                }
+                let at = &mut self.end[src * ports + dst];
+                self.entries[*at as usize] = (r as u32, fi as u32);
+                *at += 1;
                 if rates.per_coflow[ci][fi] > 0.0 {
                     self.hold(UP, src, key(r as u32, fi as u32));
                     self.hold(DOWN, dst, key(r as u32, fi as u32));
-                }
-            }
-        }
-        for side in [UP, DOWN] {
-            for p in 0..ports {
-                for q in self.live[side].row(p) {
-                    let (r, fi) = self.entries[side][self.head[side][p * ports + q] as usize];
-                    self.head_key[side][p * ports + q] = key(r, fi);
                 }
             }
         }
@@ -253,10 +235,11 @@ impl TopUp {
         q: usize,
     ) -> Option<Key> {
         let pair = p * self.ports + q;
-        let (end, head) = (self.end[side][pair], &mut self.head[side][pair]);
+        let group = if side == UP { pair } else { q * self.ports + p };
+        let (end, head) = (self.end[group], &mut self.head[group]);
         let mut found = None;
         while *head < end {
-            let (r, fi) = self.entries[side][*head as usize];
+            let (r, fi) = self.entries[*head as usize];
             let ci = self.by_rank[r as usize] as usize;
             if coflows[ci].flows[fi as usize].remaining_bytes > 0.0 {
                 found = Some(key(r, fi));
