@@ -87,7 +87,8 @@ pub struct TopUp {
     /// Per side: the ports with spare capacity (above the floor).
     open: [PortBits; 2],
     open_valid: bool,
-    /// Flows with a rate, per side and port, sorted by key.
+    /// Flows with a rate, per side and port, sorted by key; a flow that yielded all of its
+    /// rate may stay listed at its other port (checked when it comes up there).
     holders: [Vec<Vec<Key>>; 2],
     /// Per side and port: 1 + the largest key among `holders` (0: none). It may name a flow
     /// that since stopped: it only prunes candidates, which are then checked exactly.
@@ -430,9 +431,10 @@ impl TopUp {
             let rate = &mut rates.per_coflow[gci as usize][gfi as usize];
             let need = here - spare_of(spare, other)[q];
             let gone = gf.remaining_bytes <= 0.0 || *rate <= 0.0;
+            // It leaves `q`'s holders now; at its other end `x` it stays listed until it comes
+            // up there (a rate of 0 marks it gone): no search and block move per yield.
             if gone || *rate <= need {
                 self.release(other, q, g);
-                self.release(side, x, g);
             }
             if gone {
                 continue;
