@@ -281,6 +281,8 @@ impl World<'_> {
         // Flows move at one rate per flow from `synced_at` on (see `sync`): rewrite a flow
         // whose rate changed at `now` as if it had moved at the new rate since `synced_at`. Its
         // bytes are real again at the next sync; only then does the policy read them.
+        // New predictions go in as they are made; a flow changed twice leaves a stale one,
+        // which `complete` and the sweep drop like those of earlier rates.
         let since = now - self.synced_at;
         for &(ci, fi, add) in &self.freed.changed {
             let c = &mut self.active[ci as usize];
@@ -289,12 +291,8 @@ impl World<'_> {
             f.remaining_bytes += shift;
             f.sent_bytes -= shift;
             c.sent_bytes -= shift;
-        }
-        // New predictions; the old ones no longer match and `complete` drops them.
-        for &(ci, fi, _) in &self.freed.changed {
             let rate = self.rates.per_coflow[ci as usize][fi as usize];
             if rate > 0.0 {
-                let f = &self.active[ci as usize].flows[fi as usize];
                 self.due.push(Due {
                     at: self.synced_at + f.remaining_bytes / rate,
                     coflow: ci,
