@@ -55,6 +55,9 @@ struct Out<'a> {
     work: &'a mut Vec<(u32, usize, bool)>,
 }
 
+/// The end of a chain of entries.
+const NIL: u32 = u32::MAX;
+
 /// A flow's priority: (rank of its coflow) << 32 | (flow index); smaller is higher.
 type Key = u64;
 
@@ -71,11 +74,14 @@ pub struct TopUp {
     /// Flows as (rank, flow index), grouped by (uplink, downlink) pair `src * ports + dst`,
     /// each group in priority order. Both sides read the same groups: a downlink's pair
     /// (`dst`, `src`) is the uplink pair (`src`, `dst`).
+    /// Built in one pass in visit order, each group a chain through `next`.
     entries: Vec<(u32, u32)>,
-    /// Per group: its unscanned part `[head, end)` of `entries`; entries before `head` are
-    /// finished flows, skipped for good (whichever side skipped them).
+    next: Vec<u32>,
+    /// Per group: the first entry not yet skipped (`NIL`: none left); the entries before it
+    /// are finished flows, skipped for good (whichever side skipped them). `tail` is the last
+    /// entry while indexing.
     head: Vec<u32>,
-    end: Vec<u32>,
+    tail: Vec<u32>,
     /// Per side and pair `port * ports + peer`: the key under which the pair is listed in
     /// `order`, that of its head or an earlier (finished) flow of its group (a dense row per
     /// port, so a scan of a port's peers reads one cache-friendly row).
@@ -141,51 +147,38 @@ impl TopUp {
             self.order[side].resize_with(ports, Vec::new);
             self.order[side].iter_mut().for_each(Vec::clear);
         }
-        for v in [&mut self.head, &mut self.end] {
-            v.resize(pairs.max(v.len()), 0);
+        for v in [&mut self.head, &mut self.tail] {
+            v.resize(pairs.max(v.len()), NIL);
         }
-        // A counting sort by pair: flows per (src, dst) first, counted in `end`. Flows come
-        // in priority order, so a pair's first flow is its head, and the peer orders come out
-        // sorted.
-        for (r, &ci) in self.by_rank.iter().enumerate() {
+        // One pass: each flow joins its pair's chain. Flows come in priority order, so a
+        // pair's first flow is its head, the chains are in priority order, and the peer
+        // orders come out sorted.
+        self.entries.clear();
+        self.next.clear();
+        for r in 0..self.by_rank.len() {
+            let ci = self.by_rank[r];
+            let rates = &rates.per_coflow[ci as usize];
             for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
                 let (src, dst) = (f.src as usize, f.dst as usize);
                 let pair = src * ports + dst;
+                let (i, k) = (self.entries.len() as u32, key(r as u32, fi as u32));
+                self.entries.push((r as u32, fi as u32));
+                self.next.push(NIL);
                 if !self.live[UP].contains(src, dst) {
                     self.live[UP].set(src, dst, true);
                     self.live[DOWN].set(dst, src, true);
-                    self.end[pair] = 0;
-                    let k = key(r as u32, fi as u32);
+                    self.head[pair] = i;
                     self.head_key[UP][pair] = k;
                     self.head_key[DOWN][dst * ports + src] = k;
                     self.order[UP][src].push((k, dst as u32));
                     self.order[DOWN][dst].push((k, src as u32));
+                } else {
+                    self.next[self.tail[pair] as usize] = i;
                 }
-                self.end[pair] += 1;
-            }
-        }
-        // Each group's start.
-        let mut at = 0;
-        for p in 0..ports {
-            for q in self.live[UP].row(p) {
-                let n = self.end[p * ports + q];
-                self.head[p * ports + q] = at;
-                self.end[p * ports + q] = at;
-                at += n;
-            }
-        }
-        self.entries.clear();
-        self.entries.resize(at as usize, (0, 0));
-        for r in 0..self.by_rank.len() {
-            let ci = self.by_rank[r] as usize;
-            for (fi, f) in coflows[ci].flows.iter().enumerate() {
-                let (src, dst) = (f.src as usize, f.dst as usize);
-                let at = &mut self.end[src * ports + dst];
-                self.entries[*at as usize] = (r as u32, fi as u32);
-                *at += 1;
-                if rates.per_coflow[ci][fi] > 0.0 {
-                    self.hold(UP, src, key(r as u32, fi as u32));
-                    self.hold(DOWN, dst, key(r as u32, fi as u32));
+                self.tail[pair] = i;
+                if rates[fi] > 0.0 {
+                    self.hold(UP, src, k);
+                    self.hold(DOWN, dst, k);
                 }
             }
         }
@@ -237,17 +230,18 @@ impl TopUp {
     ) -> Option<Key> {
         let pair = p * self.ports + q;
         let group = if side == UP { pair } else { q * self.ports + p };
-        let (end, head) = (self.end[group], &mut self.head[group]);
         let mut found = None;
-        while *head < end {
-            let (r, fi) = self.entries[*head as usize];
+        let mut at = self.head[group];
+        while at != NIL {
+            let (r, fi) = self.entries[at as usize];
             let ci = self.by_rank[r as usize] as usize;
             if coflows[ci].flows[fi as usize].remaining_bytes > 0.0 {
                 found = Some(key(r, fi));
                 break;
             }
-            *head += 1;
+            at = self.next[at as usize];
         }
+        self.head[group] = at;
         let old = self.head_key[side][pair];
         let new = found.unwrap_or(Key::MAX);
         if new != old {
