@@ -71,10 +71,9 @@ pub struct TopUp {
     ports: usize,
     /// Coflow index of each rank (a key's rank names its coflow).
     by_rank: Vec<u32>,
-    /// Flows as (rank, flow index), grouped by (uplink, downlink) pair `src * ports + dst`,
-    /// each group in priority order. Both sides read the same groups: a downlink's pair
-    /// (`dst`, `src`) is the uplink pair (`src`, `dst`).
-    /// Built in one pass in visit order, each group a chain through `next`.
+    /// Flows as (rank, flow index) in priority order, and per entry the next entry of its
+    /// (uplink, downlink) pair: each pair's flows form a chain in priority order. Both sides
+    /// read the same chains: a downlink's pair (`dst`, `src`) is the uplink pair (`src`, `dst`).
     entries: Vec<(u32, u32)>,
     next: Vec<u32>,
     /// Per group: the first entry not yet skipped (`NIL`: none left); the entries before it
