@@ -19,49 +19,10 @@ pub struct PairFill {
     out: Vec<f64>,
 }
 
-impl PairFill {
-    /// Rates for `flows` (`src`, `dst`, `weight`) into `rates`, taken from `budget`.
-    pub fn fill(&mut self, flows: &[Demand], budget: &mut Budget, rates: &mut [f64]) {
-        let ports = budget.up.len();
-        if self.index.len() != ports * ports {
-            self.index = vec![u32::MAX; ports * ports];
-        }
-        self.demands.clear();
-        self.pair_of.clear();
-        for f in flows {
-            let slot = &mut self.index[f.src as usize * ports + f.dst as usize];
-            if *slot == u32::MAX {
-                *slot = self.demands.len() as u32;
-                self.demands.push(Demand {
-                    src: f.src,
-                    dst: f.dst,
-                    weight: 0.0,
-                });
-            }
-            self.demands[*slot as usize].weight += f.weight;
-            self.pair_of.push(*slot);
-        }
-        self.pair_rates.clear();
-        self.pair_rates.resize(self.demands.len(), 0.0);
-        self.fill.fill(&self.demands, budget, &mut self.pair_rates);
-        for ((f, &p), r) in flows.iter().zip(&self.pair_of).zip(rates.iter_mut()) {
-            let d = &self.demands[p as usize];
-            *r = if d.weight > 0.0 {
-                self.pair_rates[p as usize] * (f.weight / d.weight)
-            } else {
-                0.0
-            };
-        }
-        for d in &self.demands {
-            self.index[d.src as usize * ports + d.dst as usize] = u32::MAX;
-        }
-    }
-}
-
 /// Per-flow weighted max-min over whole coflows: `weight(coflow, flow)` gives a flow's weight,
-/// or `None` to leave it out (rate 0). Writes `rates` and takes them from `budget`. The same
-/// as [`PairFill::fill`] over the coflows' flows, grouped straight from the coflows: one pass
-/// to group, one to write the rates, nothing copied per flow but its pair and weight.
+/// or `None` to leave it out (rate 0). Writes `rates` and takes them from `budget`. One pass
+/// groups the flows by pair, one writes the rates: nothing copied per flow but its pair and
+/// weight.
 pub fn fill_coflows(
     pf: &mut PairFill,
     coflows: &[CoflowState],
@@ -130,28 +91,46 @@ mod tests {
     fn pairs_fill_like_flows() {
         // Two flows on 0->1 and one on 0->2: per-flow max-min gives each 1/3 of port 0.
         let fabric = Fabric::uniform(3, 1.0);
-        let flows = [
-            Demand {
-                src: 0,
-                dst: 1,
+        let flows = [(0, 1), (0, 2), (0, 1)];
+        let coflow = CoflowState {
+            id: 1,
+            arrival_s: 0.0,
+            deadline_s: None,
+            weight: 1.0,
+            total_flows: flows.len(),
+            sent_bytes: 0.0,
+            max_flow_sent_bytes: 0.0,
+            flows: (flows.iter())
+                .map(|&(src, dst)| FlowState {
+                    src,
+                    dst,
+                    sent_bytes: 0.0,
+                    remaining_bytes: 1.0,
+                })
+                .collect(),
+            dag: None,
+        };
+        let coflows = [coflow];
+        let mut by_pair = Rates::default();
+        by_pair.reset(&coflows);
+        let mut pf = PairFill::default();
+        fill_coflows(
+            &mut pf,
+            &coflows,
+            &mut Budget::full(&fabric),
+            &mut by_pair,
+            |_, _| Some(1.0),
+        );
+        let demands: Vec<Demand> = (flows.iter())
+            .map(|&(src, dst)| Demand {
+                src,
+                dst,
                 weight: 1.0,
-            },
-            Demand {
-                src: 0,
-                dst: 2,
-                weight: 1.0,
-            },
-            Demand {
-                src: 0,
-                dst: 1,
-                weight: 1.0,
-            },
-        ];
-        let mut by_pair = [0.0; 3];
-        PairFill::default().fill(&flows, &mut Budget::full(&fabric), &mut by_pair);
+            })
+            .collect();
         let mut by_flow = [0.0; 3];
-        WaterFill::default().fill(&flows, &mut Budget::full(&fabric), &mut by_flow);
-        for (a, b) in by_pair.iter().zip(by_flow) {
+        WaterFill::default().fill(&demands, &mut Budget::full(&fabric), &mut by_flow);
+        for (a, b) in by_pair.per_coflow[0].iter().zip(by_flow) {
             assert!((a - b).abs() < 1e-12 && (a - 1.0 / 3.0).abs() < 1e-12);
         }
     }
