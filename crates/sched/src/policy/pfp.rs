@@ -37,6 +37,11 @@ fn key(deadline: f64, remaining: f64, grain: f64, ci: usize, fi: usize) -> Key {
     )
 }
 
+/// The flow a key names: (coflow index, flow index).
+fn head(k: &Key) -> (u32, u32) {
+    ((k.2 >> 32) as u32, k.2 as u32)
+}
+
 /// Order-preserving bits of a float that is non-negative, or else taken as 0.
 fn bits(x: f64) -> u64 {
     if x > 0.0 {
@@ -52,8 +57,6 @@ struct Pair {
     /// Its flows: `members[start..end]`.
     start: u32,
     end: u32,
-    /// The flow that leads it (coflow index, flow index); meaningless once `!live`.
-    head: (u32, u32),
     live: bool,
     /// Its head's rate in the allocation being computed.
     next: f64,
@@ -113,7 +116,6 @@ impl Pfp {
                     self.pairs.push(Pair {
                         start: 0,
                         end: 0,
-                        head: (0, 0),
                         live: true,
                         next: 0.0,
                     });
@@ -171,7 +173,6 @@ impl Pfp {
             );
             if best.is_none_or(|b| k < b) {
                 best = Some(k);
-                pair.head = (ci, fi);
             }
         }
         pair.live = best.is_some();
@@ -263,7 +264,8 @@ impl Scheduler for Pfp {
         self.greedy(snap);
         for &p in &self.next_served {
             let pair = &mut self.pairs[p as usize];
-            rates.per_coflow[pair.head.0 as usize][pair.head.1 as usize] = pair.next;
+            let (ci, fi) = head(&self.keys[p as usize]);
+            rates.per_coflow[ci as usize][fi as usize] = pair.next;
             pair.next = 0.0;
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
@@ -298,7 +300,7 @@ impl Scheduler for Pfp {
             if !pair.live {
                 continue;
             }
-            let (ci, fi) = pair.head;
+            let (ci, fi) = head(&self.keys[p as usize]);
             let rate = &mut rates.per_coflow[ci as usize][fi as usize];
             let add = pair.next - *rate;
             if add != 0.0 {
