@@ -54,6 +54,32 @@ impl CoflowState {
     }
 }
 
+#[cfg(test)]
+impl CoflowState {
+    /// A coflow (id 1, arrived at 0) with these (src, dst, remaining bytes) flows, for tests.
+    pub(crate) fn of_flows(flows: &[(u32, u32, f64)]) -> Self {
+        CoflowState {
+            id: 1,
+            arrival_s: 0.0,
+            deadline_s: None,
+            weight: 1.0,
+            total_flows: flows.len(),
+            sent_bytes: 0.0,
+            max_flow_sent_bytes: 0.0,
+            dag: None,
+            flows: flows
+                .iter()
+                .map(|&(src, dst, remaining_bytes)| FlowState {
+                    src,
+                    dst,
+                    sent_bytes: 0.0,
+                    remaining_bytes,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Everything a scheduler may read for one decision.
 #[derive(Debug, Clone, Copy)]
 pub struct Snapshot<'a> {

@@ -92,24 +92,7 @@ mod tests {
         // Two flows on 0->1 and one on 0->2: per-flow max-min gives each 1/3 of port 0.
         let fabric = Fabric::uniform(3, 1.0);
         let flows = [(0, 1), (0, 2), (0, 1)];
-        let coflow = CoflowState {
-            id: 1,
-            arrival_s: 0.0,
-            deadline_s: None,
-            weight: 1.0,
-            total_flows: flows.len(),
-            sent_bytes: 0.0,
-            max_flow_sent_bytes: 0.0,
-            flows: (flows.iter())
-                .map(|&(src, dst)| FlowState {
-                    src,
-                    dst,
-                    sent_bytes: 0.0,
-                    remaining_bytes: 1.0,
-                })
-                .collect(),
-            dag: None,
-        };
+        let coflow = CoflowState::of_flows(&flows.map(|(src, dst)| (src, dst, 1.0)));
         let coflows = [coflow];
         let mut by_pair = Rates::default();
         by_pair.reset(&coflows);

@@ -573,37 +573,17 @@ impl Shortlist {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::FlowState;
     use coflowkit_model::Fabric;
-
-    fn coflow(flows: &[(u32, u32, f64)]) -> CoflowState {
-        CoflowState {
-            id: 1,
-            arrival_s: 0.0,
-            deadline_s: None,
-            weight: 1.0,
-            total_flows: flows.len(),
-            sent_bytes: 0.0,
-            max_flow_sent_bytes: 0.0,
-            dag: None,
-            flows: flows
-                .iter()
-                .map(|&(src, dst, rem)| FlowState {
-                    src,
-                    dst,
-                    sent_bytes: 0.0,
-                    remaining_bytes: rem,
-                })
-                .collect(),
-        }
-    }
 
     #[test]
     fn freed_uplink_goes_to_the_first_flow_with_room_in_priority_order() {
         // Coflow 1 (priority) has a finished flow 0->1 and a flow 0->2 blocked at downlink 2;
         // coflow 0 has 0->3 with room. Port 0's uplink is freed.
         let fabric = Fabric::uniform(4, 10.0);
-        let coflows = vec![coflow(&[(0, 3, 5.0)]), coflow(&[(0, 1, 0.0), (0, 2, 5.0)])];
+        let coflows = vec![
+            CoflowState::of_flows(&[(0, 3, 5.0)]),
+            CoflowState::of_flows(&[(0, 1, 0.0), (0, 2, 5.0)]),
+        ];
         let mut rates = Rates {
             per_coflow: vec![vec![0.0], vec![0.0, 10.0]],
         };
@@ -621,7 +601,10 @@ mod tests {
         assert_eq!(freed.changed, vec![]);
 
         // Now uplink 0 has spare 0 (0->2 holds it all). Finish 0->2: its 10 go to 0->3.
-        let coflows = vec![coflow(&[(0, 3, 5.0)]), coflow(&[(0, 1, 0.0), (0, 2, 0.0)])];
+        let coflows = vec![
+            CoflowState::of_flows(&[(0, 3, 5.0)]),
+            CoflowState::of_flows(&[(0, 1, 0.0), (0, 2, 0.0)]),
+        ];
         rates.per_coflow[1][1] = 0.0;
         freed.spare = Budget::full(&fabric);
         freed.clear_ports();
@@ -639,7 +622,7 @@ mod tests {
         // order 8, 7, ..., 1 (the first already finished), take 2 each until 10 are gone.
         let fabric = Fabric::uniform(9, 10.0);
         let flows: Vec<(u32, u32, f64)> = (1..=8).rev().map(|d| (0, d, 5.0)).collect();
-        let mut coflows = vec![coflow(&flows)];
+        let mut coflows = vec![CoflowState::of_flows(&flows)];
         coflows[0].flows[0].remaining_bytes = 0.0;
         let mut rates = Rates {
             per_coflow: vec![vec![0.0; 8]],
@@ -667,7 +650,11 @@ mod tests {
         // Priority order: 0->1 (finished), 0->2, 0->1. Pair (0, 1) is listed under its
         // finished head, ahead of (0, 2); once its head moves on it must come after it.
         let fabric = Fabric::uniform(3, 10.0);
-        let mut coflows = vec![coflow(&[(0, 1, 5.0), (0, 2, 5.0), (0, 1, 5.0)])];
+        let mut coflows = vec![CoflowState::of_flows(&[
+            (0, 1, 5.0),
+            (0, 2, 5.0),
+            (0, 1, 5.0),
+        ])];
         let mut rates = Rates {
             per_coflow: vec![vec![0.0; 3]],
         };
@@ -713,7 +700,10 @@ mod tests {
         // A (priority) = {0->1 finished, 2->1 waiting: downlink 1 was busy}; B = {2->3} holds
         // uplink 2 whole (greedy rates). Downlink 1 frees up: A's 2->1 takes uplink 2 from B.
         let fabric = Fabric::uniform(4, 10.0);
-        let coflows = vec![coflow(&[(0, 1, 0.0), (2, 1, 5.0)]), coflow(&[(2, 3, 5.0)])];
+        let coflows = vec![
+            CoflowState::of_flows(&[(0, 1, 0.0), (2, 1, 5.0)]),
+            CoflowState::of_flows(&[(2, 3, 5.0)]),
+        ];
         let mut rates = Rates {
             per_coflow: vec![vec![10.0, 0.0], vec![10.0]],
         };

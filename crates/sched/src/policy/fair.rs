@@ -64,30 +64,12 @@ impl Scheduler for Fair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CoflowState, FlowState};
+    use crate::CoflowState;
     use coflowkit_model::Fabric;
 
     #[test]
     fn reducer_cap_admits_the_first_flows_only() {
-        let flows = (0..4)
-            .map(|src| FlowState {
-                src,
-                dst: 4,
-                sent_bytes: 0.0,
-                remaining_bytes: 1.0,
-            })
-            .collect();
-        let c = CoflowState {
-            id: 1,
-            arrival_s: 0.0,
-            deadline_s: None,
-            weight: 1.0,
-            total_flows: 4,
-            sent_bytes: 0.0,
-            max_flow_sent_bytes: 0.0,
-            dag: None,
-            flows,
-        };
+        let c = CoflowState::of_flows(&[(0, 4, 1.0), (1, 4, 1.0), (2, 4, 1.0), (3, 4, 1.0)]);
         let fabric = Fabric::uniform(5, 1.0);
         let coflows = [c];
         let mut rates = Rates::default();
