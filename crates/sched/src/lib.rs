@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod dag;
+pub mod pair_policy;
 pub mod policy;
 pub mod registry;
 pub mod select;
@@ -13,6 +14,7 @@ pub mod state;
 use alloc::{Freed, TopUp};
 
 pub use dag::{DagError, DagIds, DagPos};
+pub use pair_policy::{PairPolicy, PairShare};
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
 pub use state::{CoflowState, Decision, FlowCompletion, FlowState, Rates, Snapshot};
 
@@ -40,6 +42,12 @@ pub trait Scheduler: Send {
     /// The port index of the last decision, for [`FlowCompletion::Redistribute`]; `None`
     /// (the default) for policies that do not redistribute.
     fn topup(&mut self) -> Option<&mut TopUp> {
+        None
+    }
+
+    /// The policy as a [`PairPolicy`], when its rates depend only on a flow's port pair (as
+    /// configured): then a world may keep state per pair. `None` (the default) otherwise.
+    fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {
         None
     }
 

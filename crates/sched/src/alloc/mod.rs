@@ -9,6 +9,6 @@ pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
-pub use pairs::{fill_coflows, PairFill};
+pub use pairs::{fill_coflows, fill_pairs, PairFill};
 pub use topup::{Freed, TopUp};
 pub use waterfill::{Demand, WaterFill};

@@ -1,8 +1,10 @@
 //! `fair`: per-flow max-min fairness over uplinks and downlinks (what TCP approximates), with an
 //! optional cap on the concurrent fetches of each reducer (Hadoop fetches from 5 mappers at once).
 
-use crate::alloc::{fill_coflows, Budget, PairFill};
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use coflowkit_model::Fabric;
+
+use crate::alloc::{fill_coflows, fill_pairs, Budget, Demand, PairFill};
+use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct Fair {
@@ -58,6 +60,26 @@ impl Scheduler for Fair {
             },
         );
         Decision::none()
+    }
+
+    /// Without the reducer cap a flow's rate is its pair's share; with it, which flows run
+    /// depends on their coflow and order.
+    fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {
+        if self.max_per_reducer.is_some() {
+            return None;
+        }
+        Some(self)
+    }
+}
+
+impl PairPolicy for Fair {
+    fn share(&self) -> PairShare {
+        PairShare::Equal
+    }
+
+    fn allocate_pairs(&mut self, fabric: &Fabric, pairs: &[Demand], rates: &mut [f64]) {
+        self.budget.reset(fabric);
+        fill_pairs(&mut self.fill, pairs, &mut self.budget, rates);
     }
 }
 

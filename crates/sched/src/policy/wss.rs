@@ -2,8 +2,10 @@
 //! proportion to the bytes it has left, so the flows sharing a port finish together; with coupled
 //! ports this is weighted max-min with weight = remaining bytes.
 
-use crate::alloc::{fill_coflows, Budget, PairFill};
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use coflowkit_model::Fabric;
+
+use crate::alloc::{fill_coflows, fill_pairs, Budget, Demand, PairFill};
+use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct Wss {
@@ -30,5 +32,20 @@ impl Scheduler for Wss {
             |_, f| Some(f.remaining_bytes),
         );
         Decision::none()
+    }
+
+    fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {
+        Some(self)
+    }
+}
+
+impl PairPolicy for Wss {
+    fn share(&self) -> PairShare {
+        PairShare::Remaining
+    }
+
+    fn allocate_pairs(&mut self, fabric: &Fabric, pairs: &[Demand], rates: &mut [f64]) {
+        self.budget.reset(fabric);
+        fill_pairs(&mut self.fill, pairs, &mut self.budget, rates);
     }
 }

@@ -1,0 +1,28 @@
+//! Policies whose rates depend only on a flow's port pair and weight (`fair`, `wss`): all the
+//! flows of an (uplink, downlink) pair have the same bottleneck, so a pair's rate is one
+//! number and its flows split it by a fixed rule. A world that keeps state per pair (the
+//! simulator's pair world) asks for pair rates directly; `Scheduler::allocate` stays the
+//! per-flow answer for everyone else (and the reference the pair world is tested against).
+
+use coflowkit_model::Fabric;
+
+use crate::alloc::Demand;
+
+/// How a pair's rate is split among its flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairShare {
+    /// Equally: a pair's weight is its number of flows (per-flow max-min).
+    Equal,
+    /// In proportion to the bytes each flow has left: a pair's weight is its bytes left, and
+    /// its flows finish together.
+    Remaining,
+}
+
+pub trait PairPolicy {
+    fn share(&self) -> PairShare;
+
+    /// Rates of `pairs` on the whole fabric, with the weights [`PairPolicy::share`] defines,
+    /// written into `rates[i]` for `pairs[i]`. The same rates `allocate` gives the pair's
+    /// flows in sum.
+    fn allocate_pairs(&mut self, fabric: &Fabric, pairs: &[Demand], rates: &mut [f64]);
+}
