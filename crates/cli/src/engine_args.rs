@@ -16,6 +16,10 @@ pub struct EngineArgs {
     /// one, re-planning every coflow's rates; unset = full decisions on coflow events only
     #[arg(long, value_name = "S")]
     pub refresh: Option<f64>,
+    /// Keep simulator state per flow for fair and wss too (they run per port pair by default,
+    /// with the same results up to float rounding): the slower reference path
+    #[arg(long)]
+    pub per_flow: bool,
 }
 
 impl EngineArgs {
@@ -33,6 +37,7 @@ impl EngineArgs {
             refresh_s: self.refresh,
             // No trace format the CLI reads carries `parents` yet: nothing to choose.
             dependencies: Default::default(),
+            per_flow: self.per_flow,
         })
     }
 }

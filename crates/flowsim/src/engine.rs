@@ -12,6 +12,7 @@ use thiserror::Error;
 use crate::dag::DagBook;
 pub use crate::dag::Dependencies;
 use crate::outcome::SimOutput;
+use crate::pair_world;
 use crate::world::{same_time, Meta, World};
 
 #[derive(Debug, Error, PartialEq)]
@@ -76,6 +77,11 @@ pub struct SimOptions {
     /// finishes). See docs/choices.md.
     #[serde(default)]
     pub dependencies: Dependencies,
+    /// Keep state per flow even for policies that rate flows by port pair (fair, wss), which
+    /// otherwise run in the faster pair world: the reference the pair world is checked
+    /// against. Same results up to float rounding.
+    #[serde(default)]
+    pub per_flow: bool,
 }
 
 /// [`simulate`] with options.
@@ -99,6 +105,17 @@ pub fn simulate_with(
     });
 
     let mut dags = DagBook::new(trace, &order, opts.dependencies)?;
+    // Pair-rated policies keep state per pair, unless something needs per-flow timing:
+    // dependencies, or a quantum that leaves a finished flow's bandwidth idle.
+    if dags.is_none()
+        && !opts.per_flow
+        && opts.flow_quantum_s == 0.0
+        && on_flow_completion == FlowCompletion::Recompute
+    {
+        if let Some(policy) = sched.pair_policy() {
+            return pair_world::simulate(trace, fabric, &order, name, policy, started);
+        }
+    }
 
     let mut w = World {
         trace,
@@ -160,17 +177,7 @@ pub fn simulate_with(
                     remaining_bytes: f.bytes,
                 })
                 .collect();
-            w.meta.push(Meta {
-                trace_index: ti,
-                unfinished: flows.len(),
-                fct_sum: 0.0,
-                fct_min: if flows.len() < c.flows.len() {
-                    0.0
-                } else {
-                    f64::INFINITY
-                },
-                fct_max: 0.0,
-            });
+            w.meta.push(Meta::new(ti, flows.len(), c.flows.len()));
             w.active.push(CoflowState {
                 id: c.id,
                 arrival_s,

@@ -6,6 +6,7 @@
 mod dag;
 pub mod engine;
 pub mod outcome;
+mod pair_world;
 pub mod pull;
 pub mod summary;
 mod world;

@@ -12,7 +12,7 @@ use crate::engine::SimError;
 use crate::outcome::CoflowOutcome;
 
 /// A flow with at most this fraction of its size left is finished (floating-point dust).
-const DONE_FRACTION: f64 = 1e-9;
+pub(crate) const DONE_FRACTION: f64 = 1e-9;
 /// Capacity may be exceeded by this fraction before it is called a violation.
 const CAPACITY_SLACK: f64 = 1e-9;
 
@@ -23,6 +23,20 @@ pub(crate) struct Meta {
     pub(crate) fct_sum: f64,
     pub(crate) fct_min: f64,
     pub(crate) fct_max: f64,
+}
+
+impl Meta {
+    /// A coflow just admitted with `running` of its `flows` flows to move (the others are
+    /// empty and count as done at arrival).
+    pub(crate) fn new(trace_index: usize, running: usize, flows: usize) -> Meta {
+        Meta {
+            trace_index,
+            unfinished: running,
+            fct_sum: 0.0,
+            fct_min: if running < flows { 0.0 } else { f64::INFINITY },
+            fct_max: 0.0,
+        }
+    }
 }
 
 /// A flow's predicted completion at the current rates; ordered by time (earliest first).
@@ -173,29 +187,7 @@ impl World<'_> {
 
     pub(crate) fn record(&mut self, i: usize, now: f64) {
         let m = &self.meta[i];
-        let c = &self.trace.coflows[m.trace_index];
-        let cct = now - c.arrival_s;
-        let deadline_s = c.deadline_s.map(|d| c.arrival_s + d);
-        let n = c.flows.len().max(1) as f64;
-        self.outcomes[m.trace_index] = Some(CoflowOutcome {
-            id: c.id,
-            arrival_s: c.arrival_s,
-            finish_s: now,
-            cct_s: cct,
-            isolated_cct_s: c.isolated_cct_s(self.fabric),
-            bytes: c.bytes(),
-            flows: c.flows.len(),
-            length_bytes: c.length_bytes(),
-            bin: Bin::of(c),
-            deadline_s,
-            met_deadline: deadline_s.map(|d| now <= d + 1e-9 * d.abs().max(1.0)),
-            avg_fct_s: m.fct_sum / n,
-            fct_spread: if cct > 0.0 && m.fct_min.is_finite() {
-                (m.fct_max - m.fct_min) / cct
-            } else {
-                0.0
-            },
-        });
+        self.outcomes[m.trace_index] = Some(outcome(self.trace, self.fabric, m, now));
         self.makespan = self.makespan.max(now);
     }
 
@@ -396,7 +388,34 @@ impl World<'_> {
     }
 }
 
-fn finish_flow(m: &mut Meta, fct: f64) {
+/// The outcome of the coflow `m` keeps, finished at `now`.
+pub(crate) fn outcome(trace: &Trace, fabric: &Fabric, m: &Meta, now: f64) -> CoflowOutcome {
+    let c = &trace.coflows[m.trace_index];
+    let cct = now - c.arrival_s;
+    let deadline_s = c.deadline_s.map(|d| c.arrival_s + d);
+    let n = c.flows.len().max(1) as f64;
+    CoflowOutcome {
+        id: c.id,
+        arrival_s: c.arrival_s,
+        finish_s: now,
+        cct_s: cct,
+        isolated_cct_s: c.isolated_cct_s(fabric),
+        bytes: c.bytes(),
+        flows: c.flows.len(),
+        length_bytes: c.length_bytes(),
+        bin: Bin::of(c),
+        deadline_s,
+        met_deadline: deadline_s.map(|d| now <= d + 1e-9 * d.abs().max(1.0)),
+        avg_fct_s: m.fct_sum / n,
+        fct_spread: if cct > 0.0 && m.fct_min.is_finite() {
+            (m.fct_max - m.fct_min) / cct
+        } else {
+            0.0
+        },
+    }
+}
+
+pub(crate) fn finish_flow(m: &mut Meta, fct: f64) {
     m.unfinished -= 1;
     m.fct_sum += fct;
     m.fct_min = m.fct_min.min(fct);
@@ -404,7 +423,7 @@ fn finish_flow(m: &mut Meta, fct: f64) {
 }
 
 /// No port may carry more than its capacity.
-fn check_capacity(
+pub(crate) fn check_capacity(
     name: &str,
     now: f64,
     fabric: &Fabric,

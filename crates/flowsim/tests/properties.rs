@@ -4,8 +4,9 @@
 
 mod common;
 
+use coflowkit_flowsim::{simulate_with, SimOptions};
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
-use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind};
+use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
 use common::*;
 use proptest::prelude::*;
 
@@ -128,5 +129,51 @@ proptest! {
     #[test]
     fn pfp_redistribution_equals_full_decisions_on_ties(t in integer_workload()) {
         pfp_paths_agree(&t)?;
+    }
+}
+
+/// fair and wss run in the pair world; kept per flow (the reference) they must end every coflow
+/// at the same time and with the same flow completion times, up to float rounding.
+fn pair_world_agrees(t: &(Trace, Fabric)) -> Result<(), TestCaseError> {
+    for kind in [SchedulerKind::Fair, SchedulerKind::Wss] {
+        let sched = || build(kind, &SchedOptions::default());
+        let per_flow = SimOptions {
+            per_flow: true,
+            ..Default::default()
+        };
+        let pairs = simulate_with(&t.0, &t.1, sched().as_mut(), &SimOptions::default());
+        let flows = simulate_with(&t.0, &t.1, sched().as_mut(), &per_flow);
+        let (pairs, flows) = (pairs.expect("pair world"), flows.expect("per-flow world"));
+        prop_assert_eq!(pairs.coflows.len(), flows.coflows.len());
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        for (a, b) in pairs.coflows.iter().zip(&flows.coflows) {
+            prop_assert_eq!(a.id, b.id);
+            prop_assert!(
+                close(a.cct_s, b.cct_s) && close(a.avg_fct_s, b.avg_fct_s),
+                "{}: coflow {}: CCT {} vs {}, mean FCT {} vs {}",
+                kind,
+                a.id,
+                a.cct_s,
+                b.cct_s,
+                a.avg_fct_s,
+                b.avg_fct_s
+            );
+        }
+        prop_assert!(close(pairs.makespan_s, flows.makespan_s));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn pair_world_equals_per_flow_world(t in workload()) {
+        pair_world_agrees(&t)?;
+    }
+
+    #[test]
+    fn pair_world_equals_per_flow_world_on_ties(t in integer_workload()) {
+        pair_world_agrees(&t)?;
     }
 }
