@@ -4,9 +4,14 @@
 //! fluid model and events as the per-flow world: these policies decide at every completion.
 //!
 //! Why: fair decides at each of the FB trace's 43,767 flow-completion times, over tens of
-//! thousands of active flows but a few thousand active pairs; per flow, bringing bytes up to
+//! thousands of active flows but about 15,000 active pairs; per flow, bringing bytes up to
 //! date, grouping flows into pairs and predicting completions cost more than the water-filling
-//! itself. Here a decision costs O(pairs) and a flow costs O(log flows of its pair) once.
+//! itself. Here a pair's progress is brought up to date only when its rate changes, and the
+//! pairs' next completions wait in a heap. A decision after completions alone (weights only
+//! went down) hands the policy the pairs that lost flows, and a policy that refills only what
+//! can change (`fair`, see `Refill`) costs what changed. Arrivals take whole decisions, and
+//! so does every `wss` decision (all bytes-left weights moved): then a scan of the
+//! predictions replaces the heap.
 //!
 //! Equal share: each flow of a pair gets the same rate, so the pair counts the bytes each of
 //! its flows got since it opened (`served`); a flow ends when that reaches its own `end`
@@ -55,29 +60,63 @@ impl PartialOrd for Member {
     }
 }
 
-/// An (uplink, downlink) pair with unfinished flows.
+/// A pair's predicted next completion; earliest first. Stale once the pair's `stamp` moved on.
+#[derive(PartialEq)]
+struct Due {
+    at: f64,
+    pair: u32,
+    stamp: u32,
+}
+
+impl Eq for Due {}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .at
+            .total_cmp(&self.at)
+            .then(other.pair.cmp(&self.pair))
+    }
+}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// An (uplink, downlink) pair and its unfinished flows (none: closed, until compacted away).
 struct Pair {
     src: u32,
     dst: u32,
+    rate: f64,
+    /// When `served` and `left` were last brought up to date.
+    since: f64,
     /// Equal: bytes each flow of the pair got since the pair opened.
     served: f64,
     /// Remaining: bytes the pair's flows have left, and their sizes summed.
     left: f64,
     size: f64,
     members: BinaryHeap<Member>,
-    rate: f64,
+    /// Bumped at every new prediction: older ones are stale.
+    stamp: u32,
+    /// Its flows changed since its prediction: it needs a new one even at the same rate.
+    moved: bool,
 }
 
 impl Pair {
-    fn new(src: u32, dst: u32) -> Pair {
+    fn new(src: u32, dst: u32, now: f64) -> Pair {
         Pair {
             src,
             dst,
+            rate: 0.0,
+            since: now,
             served: 0.0,
             left: 0.0,
             size: 0.0,
             members: BinaryHeap::new(),
-            rate: 0.0,
+            stamp: 0,
+            moved: true,
         }
     }
 
@@ -88,15 +127,27 @@ impl Pair {
         }
     }
 
-    /// What each flow gets of the pair's rate, for the flow at the head.
+    /// What the flow at the head gets of the pair's rate.
     fn flow_rate(&self, share: PairShare) -> f64 {
         match share {
-            PairShare::Equal => self.rate / self.members.len() as f64,
+            PairShare::Equal => self.rate / self.members.len().max(1) as f64,
             PairShare::Remaining => self.rate,
         }
     }
 
-    /// Bytes the flow at the head has left (under `Remaining`: all of the pair's).
+    /// Bring progress up to `now` at the present rate (before the rate or the flows change).
+    fn bring(&mut self, share: PairShare, now: f64) {
+        let dt = now - self.since;
+        if self.rate > 0.0 && dt > 0.0 {
+            match share {
+                PairShare::Equal => self.served += self.flow_rate(share) * dt,
+                PairShare::Remaining => self.left = (self.left - self.rate * dt).max(0.0),
+            }
+        }
+        self.since = now;
+    }
+
+    /// Bytes the flow at the head has left as of `since` (under `Remaining`: the pair's).
     fn head_left(&self, share: PairShare) -> f64 {
         match share {
             PairShare::Equal => self
@@ -107,50 +158,92 @@ impl Pair {
         }
     }
 
-    /// Whether the head is done at `now`: due by `horizon`, or left with floating-point dust.
-    fn head_done(&self, share: PairShare, now: f64, horizon: f64, flow_rate: f64) -> bool {
-        let Some(head) = self.members.peek() else {
-            return false;
-        };
-        let left = self.head_left(share);
-        let size = match share {
-            PairShare::Equal => head.size,
-            PairShare::Remaining => self.size,
-        };
-        left <= size * DONE_FRACTION || (flow_rate > 0.0 && now + left / flow_rate <= horizon)
+    /// When the head ends at the present rate (infinite: never).
+    fn due(&self, share: PairShare) -> f64 {
+        if self.rate > 0.0 && !self.members.is_empty() {
+            self.since + self.head_left(share) / self.flow_rate(share)
+        } else {
+            f64::INFINITY
+        }
     }
 
-    /// Move `dt` seconds on at the pair's rate.
-    fn advance(&mut self, share: PairShare, dt: f64) {
-        if self.rate <= 0.0 {
-            return;
+    /// End the flows done at `since` (due by `horizon`, or left with floating-point dust) at
+    /// `flow_rate`, the rate each had; calls `done` with each one's coflow slot. Returns
+    /// whether any ended.
+    fn settle(&mut self, share: PairShare, horizon: f64, mut done: impl FnMut(u32)) -> bool {
+        let flow_rate = self.flow_rate(share);
+        let mut any = false;
+        while let Some(head) = self.members.peek() {
+            let left = self.head_left(share);
+            let size = match share {
+                PairShare::Equal => head.size,
+                PairShare::Remaining => self.size,
+            };
+            let due = flow_rate > 0.0 && self.since + left / flow_rate <= horizon;
+            if !(left <= size * DONE_FRACTION || due) {
+                break;
+            }
+            any = true;
+            match share {
+                PairShare::Equal => done(self.members.pop().expect("a head").coflow),
+                PairShare::Remaining => {
+                    self.members.drain().for_each(|m| done(m.coflow));
+                    (self.left, self.size) = (0.0, 0.0);
+                }
+            }
         }
-        match share {
-            PairShare::Equal => self.served += self.flow_rate(share) * dt,
-            PairShare::Remaining => self.left = (self.left - self.rate * dt).max(0.0),
-        }
+        any
     }
 }
 
-/// The pairs with unfinished flows, found by `index[src * ports + dst]`.
+/// The pairs, found by `index[src * ports + dst]`, their predictions, what the policy sees
+/// of them, and the loads they put on the ports.
 struct Pairs {
     share: PairShare,
     ports: usize,
     index: Vec<u32>,
     list: Vec<Pair>,
-    synced_at: f64,
+    /// Pairs in `list` without flows (positions stay put between whole decisions).
+    closed: usize,
+    due: BinaryHeap<Due>,
+    /// The predictions of the last decision; under `scan` (a policy that only takes whole
+    /// decisions) the only ones, scanned at each event instead of kept in `due`.
+    fresh: Vec<Due>,
+    scan: bool,
+    /// A demand per pair, at the pair's position, and the rates the policy gave them.
+    demands: Vec<Demand>,
+    rates: Vec<f64>,
+    up: Vec<f64>,
+    down: Vec<f64>,
 }
 
 const NONE: u32 = u32::MAX;
 
 impl Pairs {
-    fn join(&mut self, src: u32, dst: u32, bytes: f64, coflow: u32) {
+    /// A flow of `bytes` from `coflow` joins its pair at `now`. Flows left there with dust end
+    /// first (through `done`): under `Remaining` they would otherwise wait for the newcomer.
+    fn join(
+        &mut self,
+        now: f64,
+        src: u32,
+        dst: u32,
+        bytes: f64,
+        coflow: u32,
+        done: impl FnMut(u32),
+    ) {
         let k = src as usize * self.ports + dst as usize;
         if self.index[k] == NONE {
             self.index[k] = self.list.len() as u32;
-            self.list.push(Pair::new(src, dst));
+            self.list.push(Pair::new(src, dst, now));
+        } else if self.list[self.index[k] as usize].members.is_empty() {
+            self.closed -= 1;
         }
         let p = &mut self.list[self.index[k] as usize];
+        p.bring(self.share, now);
+        p.settle(self.share, now, done);
+        if p.members.is_empty() {
+            (p.served, p.left, p.size) = (0.0, 0.0, 0.0);
+        }
         p.members.push(Member {
             end: p.served + bytes,
             size: bytes,
@@ -158,53 +251,168 @@ impl Pairs {
         });
         p.left += bytes;
         p.size += bytes;
+        p.moved = true;
     }
 
-    fn sync(&mut self, now: f64) {
-        let dt = now - self.synced_at;
-        if dt > 0.0 {
-            for p in &mut self.list {
-                p.advance(self.share, dt);
+    fn open(&self) -> bool {
+        self.list.len() > self.closed
+    }
+
+    /// The earliest current prediction, dropping stale ones.
+    fn next_due(&mut self) -> Option<f64> {
+        if self.scan {
+            return self.fresh.iter().map(|d| d.at).min_by(f64::total_cmp);
+        }
+        while let Some(d) = self.due.peek() {
+            if self.list[d.pair as usize].stamp == d.stamp {
+                return Some(d.at);
+            }
+            self.due.pop();
+        }
+        None
+    }
+
+    /// End the flows due by `horizon` at `now`; the pairs that lost flows go into `lowered`.
+    fn complete(
+        &mut self,
+        now: f64,
+        horizon: f64,
+        lowered: &mut Vec<u32>,
+        mut done: impl FnMut(u32),
+    ) {
+        if self.scan {
+            let due = std::mem::take(&mut self.fresh);
+            for d in due.iter().filter(|d| d.at <= horizon) {
+                self.end(d.pair, now, horizon, lowered, &mut done);
+            }
+            self.fresh = due;
+            return;
+        }
+        while let Some(d) = self.due.peek() {
+            if d.at > horizon {
+                break;
+            }
+            let d = self.due.pop().expect("peeked");
+            if self.list[d.pair as usize].stamp != d.stamp {
+                continue;
+            }
+            if !self.end(d.pair, now, horizon, lowered, &mut done) {
+                // Rounding put it a hair later than predicted: predict again.
+                let at = self.list[d.pair as usize].due(self.share);
+                self.due.push(Due { at, ..d });
             }
         }
-        self.synced_at = now;
     }
 
-    /// End the flows done at `now` (those due by `horizon`, and dust), calling `done` with
-    /// each one's coflow slot; pairs left empty close.
-    fn settle(&mut self, now: f64, horizon: f64, mut done: impl FnMut(u32)) {
+    /// End the flows of pair `i` due by `horizon` at `now`. Returns whether any ended.
+    fn end(
+        &mut self,
+        i: u32,
+        now: f64,
+        horizon: f64,
+        lowered: &mut Vec<u32>,
+        done: impl FnMut(u32),
+    ) -> bool {
+        let p = &mut self.list[i as usize];
+        p.bring(self.share, now);
+        if !p.settle(self.share, horizon, done) {
+            return false;
+        }
+        p.moved = true;
+        lowered.push(i);
+        self.closed += p.members.is_empty() as usize;
+        true
+    }
+
+    /// Bring every pair to `now`, end the flows left with dust, drop the closed pairs and
+    /// the predictions (positions change): a whole decision follows.
+    fn compact(&mut self, now: f64, mut done: impl FnMut(u32)) {
         let share = self.share;
         let mut i = 0;
         while i < self.list.len() {
             let p = &mut self.list[i];
-            // The rate each flow had since the decision: fixed while the pair empties.
-            let flow_rate = p.flow_rate(share);
-            while p.head_done(share, now, horizon, flow_rate) {
-                match share {
-                    PairShare::Equal => {
-                        let m = p.members.pop().expect("a head");
-                        done(m.coflow);
-                    }
-                    PairShare::Remaining => {
-                        for m in p.members.drain() {
-                            done(m.coflow);
-                        }
-                        p.left = 0.0;
-                        p.size = 0.0;
-                    }
-                }
-            }
+            p.bring(share, now);
+            p.settle(share, now, &mut done);
+            p.moved = true;
+            p.rate = 0.0; // the loads start again from 0 too
             if !p.members.is_empty() {
                 i += 1;
                 continue;
             }
-            let k = p.src as usize * self.ports + p.dst as usize;
-            self.index[k] = NONE;
+            self.index[p.src as usize * self.ports + p.dst as usize] = NONE;
             self.list.swap_remove(i);
             if let Some(moved) = self.list.get(i) {
                 self.index[moved.src as usize * self.ports + moved.dst as usize] = i as u32;
             }
         }
+        self.closed = 0;
+        self.due.clear();
+        self.demands.clear();
+        self.demands.extend(self.list.iter().map(|p| Demand {
+            src: p.src,
+            dst: p.dst,
+            weight: p.weight(share),
+        }));
+        self.rates.clear();
+        self.rates.resize(self.list.len(), 0.0);
+        self.up.fill(0.0);
+        self.down.fill(0.0);
+    }
+
+    /// Take the rates the policy wrote at `positions` (all when `None`): each pair moves on
+    /// at its old rate up to `now`, then gets its new rate and prediction. Errs with the
+    /// first invalid rate.
+    fn take_rates(&mut self, now: f64, positions: Option<&[u32]>) -> Result<(), f64> {
+        let whole = positions.is_none();
+        let all = 0..self.list.len() as u32;
+        let positions: &mut dyn Iterator<Item = u32> = match positions {
+            Some(ps) => &mut ps.iter().copied(),
+            None => &mut all.into_iter(),
+        };
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.clear();
+        let mut out = Ok(());
+        for i in positions {
+            let (p, rate) = (&mut self.list[i as usize], self.rates[i as usize]);
+            if !(rate >= 0.0 && rate.is_finite()) {
+                out = Err(rate);
+                break;
+            }
+            if rate == p.rate && !p.moved {
+                continue;
+            }
+            p.bring(self.share, now);
+            self.up[p.src as usize] += rate - p.rate;
+            self.down[p.dst as usize] += rate - p.rate;
+            p.rate = rate;
+            p.moved = false;
+            p.stamp += 1;
+            let at = p.due(self.share);
+            if at.is_finite() {
+                fresh.push(Due {
+                    at,
+                    pair: i,
+                    stamp: p.stamp,
+                });
+            }
+        }
+        if self.scan {
+            // Whole decisions only: `fresh` holds every prediction, scanned at the next event.
+        } else if whole {
+            // Every prediction is new (`compact` dropped the old): one heapify.
+            self.due = BinaryHeap::from(std::mem::take(&mut fresh));
+        } else {
+            self.due.extend(fresh.drain(..));
+            // Replaced predictions wait in the heap until they come up: sweep them once they
+            // are half of it (amortized O(1) each), so the heap stays the size of the pairs.
+            if self.due.len() > 2 * self.list.len().max(1024) {
+                let mut due = std::mem::take(&mut self.due);
+                due.retain(|d| self.list[d.pair as usize].stamp == d.stamp);
+                self.due = due;
+            }
+        }
+        self.fresh = fresh;
+        out
     }
 
     fn flows(&self) -> usize {
@@ -265,7 +473,14 @@ pub(crate) fn simulate(
         ports,
         index: vec![NONE; ports * ports],
         list: Vec::new(),
-        synced_at: 0.0,
+        closed: 0,
+        due: BinaryHeap::new(),
+        fresh: Vec::new(),
+        scan: share == PairShare::Remaining,
+        demands: Vec::new(),
+        rates: Vec::new(),
+        up: vec![0.0; ports],
+        down: vec![0.0; ports],
     };
     let mut book = Book {
         trace,
@@ -274,34 +489,38 @@ pub(crate) fn simulate(
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,
     };
-    let (mut demands, mut rates) = (Vec::new(), Vec::new());
-    let (mut up, mut down) = (vec![0.0; ports], vec![0.0; ports]);
+    let mut lowered: Vec<u32> = Vec::new();
     let mut next = 0usize;
     let mut now = 0.0f64;
     let mut decisions = 0u64;
-    // Whether `now` is a completion event: then flows due by its horizon end with it.
+    // Whether `now` is a completion event (flows due by its horizon end with it).
     let mut event = false;
 
     loop {
-        pairs.sync(now);
-        let horizon = if event { same_time(now) } else { now };
-        pairs.settle(now, horizon, |slot| book.finish(slot, now));
+        if event {
+            let horizon = same_time(now);
+            pairs.complete(now, horizon, &mut lowered, |slot| book.finish(slot, now));
+        }
+        let mut arrived = false;
         while let Some(&ti) = order.get(next) {
             let c = &trace.coflows[ti];
             if c.arrival_s > now {
                 break;
             }
             next += 1;
+            arrived = true;
             let running = c.flows.iter().filter(|f| f.bytes > 0.0).count();
             let slot = book.admit(ti, running, now);
             for f in c.flows.iter().filter(|f| f.bytes > 0.0) {
-                pairs.join(f.src, f.dst, f.bytes, slot);
+                pairs.join(now, f.src, f.dst, f.bytes, slot, |s| book.finish(s, now));
             }
         }
         let next_arrival = order
             .get(next)
             .map_or(f64::INFINITY, |&ti| trace.coflows[ti].arrival_s);
-        if pairs.list.is_empty() {
+        if !pairs.open() {
+            pairs.compact(now, |_| unreachable!("no flows left"));
+            lowered.clear();
             if next_arrival.is_infinite() {
                 break;
             }
@@ -309,37 +528,33 @@ pub(crate) fn simulate(
             continue;
         }
 
-        demands.clear();
-        demands.extend(pairs.list.iter().map(|p| Demand {
-            src: p.src,
-            dst: p.dst,
-            weight: p.weight(share),
-        }));
-        rates.clear();
-        rates.resize(demands.len(), 0.0);
-        policy.allocate_pairs(fabric, &demands, &mut rates);
+        // A whole decision on arrivals (weights went up), for bytes-left weights (all moved),
+        // and when closed pairs pile up; otherwise only the pairs that lost flows changed.
+        let whole = arrived || pairs.scan || 2 * pairs.closed > pairs.list.len();
+        let taken = if whole {
+            pairs.compact(now, |slot| book.finish(slot, now));
+            policy.allocate_pairs(fabric, &pairs.demands, None, &mut pairs.rates);
+            pairs.take_rates(now, None)
+        } else {
+            for &i in &lowered {
+                pairs.demands[i as usize].weight = pairs.list[i as usize].weight(share);
+            }
+            let changed =
+                policy.allocate_pairs(fabric, &pairs.demands, Some(&lowered), &mut pairs.rates);
+            pairs.take_rates(now, changed)
+        };
+        lowered.clear();
         decisions += 1;
-
-        up.fill(0.0);
-        down.fill(0.0);
-        let mut first = f64::INFINITY;
-        for (p, &rate) in pairs.list.iter_mut().zip(&rates) {
-            if !(rate >= 0.0 && rate.is_finite()) {
-                return Err(SimError::BadRate {
-                    scheduler: name,
-                    time_s: now,
-                    rate,
-                });
-            }
-            p.rate = rate;
-            if rate > 0.0 {
-                up[p.src as usize] += rate;
-                down[p.dst as usize] += rate;
-                first = first.min(now + p.head_left(share) / p.flow_rate(share));
-            }
+        if let Err(rate) = taken {
+            return Err(SimError::BadRate {
+                scheduler: name,
+                time_s: now,
+                rate,
+            });
         }
-        check_capacity(&name, now, fabric, &up, &down)?;
+        check_capacity(&name, now, fabric, &pairs.up, &pairs.down)?;
 
+        let first = pairs.next_due().unwrap_or(f64::INFINITY);
         if first <= next_arrival {
             (now, event) = (first, true);
         } else if next_arrival.is_finite() {

@@ -4,11 +4,13 @@ pub mod budget;
 pub mod madd;
 pub mod pairs;
 pub mod portbits;
+pub mod refill;
 pub mod topup;
 pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use pairs::{fill_coflows, fill_pairs, PairFill};
+pub use refill::Refill;
 pub use topup::{Freed, TopUp};
 pub use waterfill::{Demand, WaterFill};

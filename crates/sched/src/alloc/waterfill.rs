@@ -33,9 +33,17 @@ pub struct WaterFill {
     ends: Vec<[u32; 2]>,
     live: Vec<u32>,
     frozen: Vec<bool>,
+    /// The demands given a rate by the last fill, in the order they froze, with their levels.
+    order: Vec<(u32, f64)>,
 }
 
 impl WaterFill {
+    /// The demands the last [`WaterFill::fill`] gave a rate, in the order they froze (so by
+    /// ascending level: rate over weight before any rounding fix), with their levels.
+    pub fn frozen(&self) -> &[(u32, f64)] {
+        &self.order
+    }
+
     fn slot(&mut self, r: usize, cap: f64) -> u32 {
         if self.local[r] == u32::MAX {
             self.local[r] = self.touched.len() as u32;
@@ -63,6 +71,7 @@ impl WaterFill {
         self.ends.clear();
         self.frozen.clear();
         self.frozen.resize(demands.len(), true);
+        self.order.clear();
 
         for (i, d) in demands.iter().enumerate() {
             rates[i] = 0.0;
@@ -127,6 +136,7 @@ impl WaterFill {
                     continue;
                 }
                 self.frozen[i] = true;
+                self.order.push((i as u32, best_level));
                 let w = demands[i].weight;
                 let rate = w * best_level;
                 rates[i] = rate;

@@ -3,7 +3,7 @@
 
 use coflowkit_model::Fabric;
 
-use crate::alloc::{fill_coflows, fill_pairs, Budget, Demand, PairFill};
+use crate::alloc::{fill_coflows, Budget, Demand, PairFill, Refill};
 use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
@@ -12,6 +12,7 @@ pub struct Fair {
     pub max_per_reducer: Option<usize>,
     budget: Budget,
     fill: PairFill,
+    refill: Refill,
     /// Per reducer port: (coflow position, flows admitted) for the reducer cap.
     per_dst: Vec<(usize, usize)>,
 }
@@ -77,9 +78,20 @@ impl PairPolicy for Fair {
         PairShare::Equal
     }
 
-    fn allocate_pairs(&mut self, fabric: &Fabric, pairs: &[Demand], rates: &mut [f64]) {
-        self.budget.reset(fabric);
-        fill_pairs(&mut self.fill, pairs, &mut self.budget, rates);
+    fn allocate_pairs(
+        &mut self,
+        fabric: &Fabric,
+        pairs: &[Demand],
+        lowered: Option<&[u32]>,
+        rates: &mut [f64],
+    ) -> Option<&[u32]> {
+        match lowered {
+            Some(lowered) => Some(self.refill.refill(fabric, pairs, lowered, rates)),
+            None => {
+                self.refill.fill(fabric, pairs, rates);
+                None
+            }
+        }
     }
 }
 
