@@ -98,8 +98,6 @@ struct Pair {
     left: f64,
     size: f64,
     members: BinaryHeap<Member>,
-    /// Bumped at every new prediction: older ones are stale.
-    stamp: u32,
     /// Its flows changed since its prediction: it needs a new one even at the same rate.
     moved: bool,
 }
@@ -115,7 +113,6 @@ impl Pair {
             left: 0.0,
             size: 0.0,
             members: BinaryHeap::new(),
-            stamp: 0,
             moved: true,
         }
     }
@@ -203,6 +200,9 @@ struct Pairs {
     ports: usize,
     index: Vec<u32>,
     list: Vec<Pair>,
+    /// Per pair: bumped at every new prediction, so older ones are stale (apart from `list`:
+    /// the sweeps and pops read only these).
+    stamps: Vec<u32>,
     /// Pairs in `list` without flows (positions stay put between whole decisions).
     closed: usize,
     due: BinaryHeap<Due>,
@@ -235,6 +235,7 @@ impl Pairs {
         if self.index[k] == NONE {
             self.index[k] = self.list.len() as u32;
             self.list.push(Pair::new(src, dst, now));
+            self.stamps.push(0);
         } else if self.list[self.index[k] as usize].members.is_empty() {
             self.closed -= 1;
         }
@@ -264,7 +265,7 @@ impl Pairs {
             return self.fresh.iter().map(|d| d.at).min_by(f64::total_cmp);
         }
         while let Some(d) = self.due.peek() {
-            if self.list[d.pair as usize].stamp == d.stamp {
+            if self.stamps[d.pair as usize] == d.stamp {
                 return Some(d.at);
             }
             self.due.pop();
@@ -293,7 +294,7 @@ impl Pairs {
                 break;
             }
             let d = self.due.pop().expect("peeked");
-            if self.list[d.pair as usize].stamp != d.stamp {
+            if self.stamps[d.pair as usize] != d.stamp {
                 continue;
             }
             if !self.end(d.pair, now, horizon, lowered, &mut done) {
@@ -341,6 +342,7 @@ impl Pairs {
             }
             self.index[p.src as usize * self.ports + p.dst as usize] = NONE;
             self.list.swap_remove(i);
+            self.stamps.swap_remove(i);
             if let Some(moved) = self.list.get(i) {
                 self.index[moved.src as usize * self.ports + moved.dst as usize] = i as u32;
             }
@@ -386,13 +388,13 @@ impl Pairs {
             self.down[p.dst as usize] += rate - p.rate;
             p.rate = rate;
             p.moved = false;
-            p.stamp += 1;
+            self.stamps[i as usize] += 1;
             let at = p.due(self.share);
             if at.is_finite() {
                 fresh.push(Due {
                     at,
                     pair: i,
-                    stamp: p.stamp,
+                    stamp: self.stamps[i as usize],
                 });
             }
         }
@@ -402,12 +404,15 @@ impl Pairs {
             // Every prediction is new (`compact` dropped the old): one heapify.
             self.due = BinaryHeap::from(std::mem::take(&mut fresh));
         } else {
-            self.due.extend(fresh.drain(..));
+            // One push each: `extend` rebuilds the whole heap for a batch this size.
+            for d in fresh.drain(..) {
+                self.due.push(d);
+            }
             // Replaced predictions wait in the heap until they come up: sweep them once they
             // are half of it (amortized O(1) each), so the heap stays the size of the pairs.
             if self.due.len() > 2 * self.list.len().max(1024) {
                 let mut due = std::mem::take(&mut self.due);
-                due.retain(|d| self.list[d.pair as usize].stamp == d.stamp);
+                due.retain(|d| self.stamps[d.pair as usize] == d.stamp);
                 self.due = due;
             }
         }
@@ -473,6 +478,7 @@ pub(crate) fn simulate(
         ports,
         index: vec![NONE; ports * ports],
         list: Vec::new(),
+        stamps: Vec::new(),
         closed: 0,
         due: BinaryHeap::new(),
         fresh: Vec::new(),
