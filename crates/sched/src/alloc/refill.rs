@@ -39,7 +39,7 @@ impl Refill {
     /// Weighted max-min rates of `demands` on `fabric`, into `rates`.
     pub fn fill(&mut self, fabric: &Fabric, demands: &[Demand], rates: &mut [f64]) {
         self.budget.reset(fabric);
-        self.fill.fill(demands, &mut self.budget, rates);
+        self.fill.fill_rates(demands, &self.budget, rates);
         self.level.clear();
         self.level.resize(demands.len(), 0.0);
         self.order.clear();
@@ -101,7 +101,7 @@ impl Refill {
         self.sub_rates.clear();
         self.sub_rates.resize(self.sub.len(), 0.0);
         self.fill
-            .fill(&self.sub, &mut self.budget, &mut self.sub_rates);
+            .fill_rates(&self.sub, &self.budget, &mut self.sub_rates);
         for (&i, (d, &r)) in self.at.iter().zip(self.sub.iter().zip(&self.sub_rates)) {
             rates[i as usize] = r;
             self.load.up[d.src as usize] += r;

@@ -59,6 +59,16 @@ impl WaterFill {
     /// Max-min fair rates for `demands` within `budget`; writes `rates[i]` for `demands[i]` and
     /// takes the rates from `budget`. Flows whose port is already full get 0.
     pub fn fill(&mut self, demands: &[Demand], budget: &mut Budget, rates: &mut [f64]) {
+        self.fill_rates(demands, budget, rates);
+        for (i, d) in demands.iter().enumerate() {
+            if rates[i] > 0.0 {
+                budget.take(d.src, d.dst, rates[i]);
+            }
+        }
+    }
+
+    /// [`WaterFill::fill`]'s rates, leaving `budget` as it was.
+    pub fn fill_rates(&mut self, demands: &[Demand], budget: &Budget, rates: &mut [f64]) {
         let ports = budget.up.len();
         if self.local.len() != 2 * ports {
             self.local = vec![u32::MAX; 2 * ports];
@@ -173,11 +183,6 @@ impl WaterFill {
                         rates[i] *= self.cap[l] / self.used[l];
                     }
                 }
-            }
-        }
-        for (i, d) in demands.iter().enumerate() {
-            if rates[i] > 0.0 {
-                budget.take(d.src, d.dst, rates[i]);
             }
         }
         for &r in &self.touched {
