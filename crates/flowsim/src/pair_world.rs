@@ -560,17 +560,16 @@ pub(crate) fn simulate(
         }
         check_capacity(&name, now, fabric, &pairs.up, &pairs.down)?;
 
-        let first = pairs.next_due().unwrap_or(f64::INFINITY);
-        if first <= next_arrival {
-            (now, event) = (first, true);
-        } else if next_arrival.is_finite() {
-            (now, event) = (next_arrival, false);
-        } else {
-            return Err(SimError::Stalled {
-                scheduler: name,
-                time_s: now,
-                flows: pairs.flows(),
-            });
+        match pairs.next_due() {
+            Some(t) if t <= next_arrival => (now, event) = (t, true),
+            _ if next_arrival.is_finite() => (now, event) = (next_arrival, false),
+            _ => {
+                return Err(SimError::Stalled {
+                    scheduler: name,
+                    time_s: now,
+                    flows: pairs.flows(),
+                })
+            }
         }
     }
     Ok(SimOutput {
@@ -580,4 +579,79 @@ pub(crate) fn simulate(
         makespan_s: book.makespan,
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use coflowkit_model::{Coflow, Fabric, Flow, Trace};
+    use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+
+    use crate::engine::{simulate_with, SimError, SimOptions};
+
+    fn run(
+        kind: SchedulerKind,
+        trace: &Trace,
+        fabric: &Fabric,
+        per_flow: bool,
+    ) -> Result<Vec<f64>, SimError> {
+        let opts = SimOptions {
+            per_flow,
+            ..Default::default()
+        };
+        let out = simulate_with(
+            trace,
+            fabric,
+            build(kind, &SchedOptions::default()).as_mut(),
+            &opts,
+        )?;
+        Ok(out.coflows.iter().map(|c| c.cct_s).collect())
+    }
+
+    fn flow(src: u32, dst: u32, bytes: f64) -> Flow {
+        Flow { src, dst, bytes }
+    }
+
+    #[test]
+    fn flows_that_join_a_running_pair_share_it_from_then_on() {
+        // fair on one pair of unit ports: A (4 bytes) alone for 1 s, then B (1 byte) joins:
+        // each gets 1/2, B ends at 3 (A has 2 left), A alone again ends at 5. wss splits by
+        // bytes left (3 : 1), so both end together at 1 + 4 = 5.
+        let trace = Trace {
+            ports: 2,
+            coflows: vec![
+                Coflow::new(1, 0.0, vec![flow(0, 1, 4.0)]),
+                Coflow::new(2, 1.0, vec![flow(0, 1, 1.0)]),
+            ],
+        };
+        let fabric = Fabric::uniform(2, 1.0);
+        assert_eq!(
+            run(SchedulerKind::Fair, &trace, &fabric, false).unwrap(),
+            vec![5.0, 2.0]
+        );
+        assert_eq!(
+            run(SchedulerKind::Wss, &trace, &fabric, false).unwrap(),
+            vec![5.0, 4.0]
+        );
+    }
+
+    #[test]
+    fn a_pair_on_a_port_without_capacity_stalls_in_both_worlds() {
+        let trace = Trace {
+            ports: 2,
+            coflows: vec![Coflow::new(1, 0.0, vec![flow(0, 1, 1.0)])],
+        };
+        let fabric = Fabric {
+            up_bytes_per_s: vec![0.0, 1.0],
+            down_bytes_per_s: vec![1.0, 1.0],
+        };
+        for kind in [SchedulerKind::Fair, SchedulerKind::Wss] {
+            for per_flow in [false, true] {
+                let err = run(kind, &trace, &fabric, per_flow).expect_err("nothing can move");
+                assert!(
+                    matches!(err, SimError::Stalled { flows: 1, .. }),
+                    "{kind} per_flow={per_flow}: {err}"
+                );
+            }
+        }
+    }
 }
