@@ -148,6 +148,9 @@ impl Ticks {
 pub struct Filler {
     fill: WaterFill,
     demands: Vec<Demand>,
+    /// The flow of each demand, and the demands' rates.
+    at: Vec<u32>,
+    rates: Vec<f64>,
     added: Vec<f64>,
     n_up: Vec<u32>,
     n_down: Vec<u32>,
@@ -165,21 +168,37 @@ impl Filler {
     ) {
         self.added.clear();
         self.added.resize(flows.len(), 0.0);
-        // Most coflows behind a busy fabric get nothing: skip the O(ports) water-filling setup.
-        if !flows.iter().any(|f| budget.has_room(f.src, f.dst)) {
-            return;
-        }
         match rule {
             WithinCoflow::MaxMin => {
+                // Only the flows with room on both ports: the others get 0 either way, and the
+                // water-filling sees the same demands in the same order.
                 self.demands.clear();
-                self.demands.extend(flows.iter().map(|f| Demand {
-                    src: f.src,
-                    dst: f.dst,
-                    weight: 1.0,
-                }));
-                self.fill.fill(&self.demands, budget, &mut self.added);
+                self.at.clear();
+                for (i, f) in flows.iter().enumerate() {
+                    if budget.has_room(f.src, f.dst) {
+                        self.demands.push(Demand {
+                            src: f.src,
+                            dst: f.dst,
+                            weight: 1.0,
+                        });
+                        self.at.push(i as u32);
+                    }
+                }
+                // Most coflows behind a busy fabric get nothing: skip the O(ports) setup.
+                if self.demands.is_empty() {
+                    return;
+                }
+                self.rates.clear();
+                self.rates.resize(self.demands.len(), 0.0);
+                self.fill.fill(&self.demands, budget, &mut self.rates);
+                for (&i, &r) in self.at.iter().zip(&self.rates) {
+                    self.added[i as usize] = r;
+                }
             }
             WithinCoflow::CoflowSim => {
+                if !flows.iter().any(|f| budget.has_room(f.src, f.dst)) {
+                    return;
+                }
                 let ports = budget.up.len();
                 self.n_up.resize(ports, 0);
                 self.n_down.resize(ports, 0);
