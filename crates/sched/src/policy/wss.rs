@@ -48,11 +48,10 @@ impl PairPolicy for Wss {
         &mut self,
         fabric: &Fabric,
         pairs: &[Demand],
-        lowered: Option<&[u32]>,
+        _lowered: Option<&[u32]>,
         rates: &mut [f64],
     ) -> Option<&[u32]> {
         // Bytes left change every weight between calls: always a whole fill.
-        let _ = lowered;
         self.budget.reset(fabric);
         fill_pairs(&mut self.fill, pairs, &mut self.budget, rates);
         None
