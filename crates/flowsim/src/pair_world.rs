@@ -207,7 +207,8 @@ struct Pairs {
     closed: usize,
     due: BinaryHeap<Due>,
     /// The predictions of the last decision; under `scan` (a policy that only takes whole
-    /// decisions) the only ones, scanned at each event instead of kept in `due`.
+    /// decisions) the only ones, scanned at each event instead of kept in `due` (wss on FB:
+    /// 1.53-1.60 s against 1.74-1.83 s with the heap).
     fresh: Vec<Due>,
     scan: bool,
     /// A demand per pair, at the pair's position, and the rates the policy gave them.
