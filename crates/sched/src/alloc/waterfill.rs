@@ -39,7 +39,8 @@ pub struct WaterFill {
 
 impl WaterFill {
     /// The demands the last [`WaterFill::fill`] gave a rate, in the order they froze (so by
-    /// ascending level: rate over weight before any rounding fix), with their levels.
+    /// ascending level, up to rounding: rate over weight before any rounding fix), with their
+    /// levels.
     pub fn frozen(&self) -> &[(u32, f64)] {
         &self.order
     }
