@@ -8,10 +8,9 @@
 //! date, grouping flows into pairs and predicting completions cost more than the water-filling
 //! itself. Here a pair's progress is brought up to date only when its rate changes, and the
 //! pairs' next completions wait in a heap. A decision after completions alone (weights only
-//! went down) hands the policy the pairs that lost flows, and a policy that refills only what
-//! can change (`fair`, see `Refill`) costs what changed. Arrivals take whole decisions, and
-//! so does every `wss` decision (all bytes-left weights moved): then a scan of the
-//! predictions replaces the heap.
+//! went down, bytes left apart) hands the policy the pairs that lost flows, and a policy that
+//! refills only what can change (`fair`, `wss`, see `Refill`) costs what changed. Arrivals
+//! take whole decisions.
 //!
 //! Equal share: each flow of a pair gets the same rate, so the pair counts the bytes each of
 //! its flows got since it opened (`served`); a flow ends when that reaches its own `end`
@@ -138,10 +137,20 @@ impl Pair {
         if self.rate > 0.0 && dt > 0.0 {
             match share {
                 PairShare::Equal => self.served += self.flow_rate(share) * dt,
-                PairShare::Remaining => self.left = (self.left - self.rate * dt).max(0.0),
+                PairShare::Remaining => self.left = self.left_at(now),
             }
         }
         self.since = now;
+    }
+
+    /// Under `Remaining`: the bytes left at `now`, as [`Pair::bring`] would make them.
+    fn left_at(&self, now: f64) -> f64 {
+        let dt = now - self.since;
+        if self.rate > 0.0 && dt > 0.0 {
+            (self.left - self.rate * dt).max(0.0)
+        } else {
+            self.left
+        }
     }
 
     /// Bytes the flow at the head has left as of `since` (under `Remaining`: the pair's).
@@ -206,11 +215,8 @@ struct Pairs {
     /// Pairs in `list` without flows (positions stay put between whole decisions).
     closed: usize,
     due: BinaryHeap<Due>,
-    /// The predictions of the last decision; under `scan` (a policy that only takes whole
-    /// decisions) the only ones, scanned at each event instead of kept in `due` (wss on FB:
-    /// 1.53-1.60 s against 1.74-1.83 s with the heap).
+    /// The predictions one decision makes, before they go into `due`.
     fresh: Vec<Due>,
-    scan: bool,
     /// A demand per pair, at the pair's position, and the rates the policy gave them.
     demands: Vec<Demand>,
     rates: Vec<f64>,
@@ -262,9 +268,6 @@ impl Pairs {
 
     /// The earliest current prediction, dropping stale ones.
     fn next_due(&mut self) -> Option<f64> {
-        if self.scan {
-            return self.fresh.iter().map(|d| d.at).min_by(f64::total_cmp);
-        }
         while let Some(d) = self.due.peek() {
             if self.stamps[d.pair as usize] == d.stamp {
                 return Some(d.at);
@@ -282,14 +285,6 @@ impl Pairs {
         lowered: &mut Vec<u32>,
         mut done: impl FnMut(u32),
     ) {
-        if self.scan {
-            let due = std::mem::take(&mut self.fresh);
-            for d in due.iter().filter(|d| d.at <= horizon) {
-                self.end(d.pair, now, horizon, lowered, &mut done);
-            }
-            self.fresh = due;
-            return;
-        }
         while let Some(d) = self.due.peek() {
             if d.at > horizon {
                 break;
@@ -362,6 +357,23 @@ impl Pairs {
         self.down.fill(0.0);
     }
 
+    /// The demands' weights as of `now` for a refill after the flows of `lowered` ended:
+    /// theirs, and under `Remaining` every pair's (bytes left drain between decisions).
+    fn reweigh(&mut self, now: f64, lowered: &[u32]) {
+        match self.share {
+            PairShare::Equal => {
+                for &i in lowered {
+                    self.demands[i as usize].weight = self.list[i as usize].weight(self.share);
+                }
+            }
+            PairShare::Remaining => {
+                for (d, p) in self.demands.iter_mut().zip(&self.list) {
+                    d.weight = p.left_at(now);
+                }
+            }
+        }
+    }
+
     /// Take the rates the policy wrote at `positions` (all when `None`): each pair moves on
     /// at its old rate up to `now`, then gets its new rate and prediction. Errs with the
     /// first invalid rate.
@@ -399,9 +411,7 @@ impl Pairs {
                 });
             }
         }
-        if self.scan {
-            // Whole decisions only: `fresh` holds every prediction, scanned at the next event.
-        } else if whole {
+        if whole {
             // Every prediction is new (`compact` dropped the old): one heapify.
             self.due = BinaryHeap::from(std::mem::take(&mut fresh));
         } else {
@@ -484,7 +494,6 @@ pub(crate) fn simulate(
         closed: 0,
         due: BinaryHeap::new(),
         fresh: Vec::new(),
-        scan: share == PairShare::Remaining,
         demands: Vec::new(),
         rates: Vec::new(),
         up: vec![0.0; ports],
@@ -536,19 +545,22 @@ pub(crate) fn simulate(
             continue;
         }
 
-        // A whole decision on arrivals (weights went up), for bytes-left weights (all moved),
-        // and when closed pairs pile up; otherwise only the pairs that lost flows changed.
-        let whole = arrived || pairs.scan || 2 * pairs.closed > pairs.list.len();
+        // A whole decision on arrivals (weights went up) and when closed pairs pile up;
+        // otherwise only the pairs that lost flows changed (and bytes left drained).
+        let whole = arrived || 2 * pairs.closed > pairs.list.len();
         let taken = if whole {
             pairs.compact(now, |slot| book.finish(slot, now));
-            policy.allocate_pairs(fabric, &pairs.demands, None, &mut pairs.rates);
+            policy.allocate_pairs(fabric, &pairs.demands, None, &mut pairs.rates, now);
             pairs.take_rates(now, None)
         } else {
-            for &i in &lowered {
-                pairs.demands[i as usize].weight = pairs.list[i as usize].weight(share);
-            }
-            let changed =
-                policy.allocate_pairs(fabric, &pairs.demands, Some(&lowered), &mut pairs.rates);
+            pairs.reweigh(now, &lowered);
+            let changed = policy.allocate_pairs(
+                fabric,
+                &pairs.demands,
+                Some(&lowered),
+                &mut pairs.rates,
+                now,
+            );
             pairs.take_rates(now, changed)
         };
         lowered.clear();

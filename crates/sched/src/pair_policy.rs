@@ -21,16 +21,18 @@ pub enum PairShare {
 pub trait PairPolicy {
     fn share(&self) -> PairShare;
 
-    /// Rates of `pairs` on the whole fabric, with the weights [`PairPolicy::share`] defines,
-    /// written into `rates[i]` for `pairs[i]`: the same rates `allocate` gives the pair's
-    /// flows in sum. With `lowered`, only the weights at those positions went down since the
-    /// last call (0: the pair is gone) and `rates` holds the last answer, so the policy may
-    /// redo only what can change. Returns the positions it rewrote (`None`: all).
+    /// Rates of `pairs` on the whole fabric at `now_s`, with the weights
+    /// [`PairPolicy::share`] defines, written into `rates[i]` for `pairs[i]`: the same rates
+    /// `allocate` gives the pair's flows in sum. With `lowered`, only the weights at those
+    /// positions went down since the last call (0: the pair is gone), apart from bytes left
+    /// draining at the rates given, and `rates` holds the last answer, so the policy may redo
+    /// only what can change. Returns the positions it rewrote (`None`: all).
     fn allocate_pairs(
         &mut self,
         fabric: &Fabric,
         pairs: &[Demand],
         lowered: Option<&[u32]>,
         rates: &mut [f64],
+        now_s: f64,
     ) -> Option<&[u32]>;
 }

@@ -10,7 +10,7 @@ pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
-pub use pairs::{fill_coflows, fill_pairs, PairFill};
-pub use refill::Refill;
+pub use pairs::{fill_coflows, PairFill};
+pub use refill::{Drift, Refill};
 pub use topup::{Freed, TopUp};
 pub use waterfill::{Demand, WaterFill};

@@ -82,12 +82,6 @@ pub fn fill_coflows(
     }
 }
 
-/// Weighted max-min over `pairs` themselves (a pair world's demands), with the same
-/// water-filling as [`fill_coflows`].
-pub fn fill_pairs(pf: &mut PairFill, pairs: &[Demand], budget: &mut Budget, rates: &mut [f64]) {
-    pf.fill.fill(pairs, budget, rates);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

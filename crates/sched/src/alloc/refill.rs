@@ -7,6 +7,14 @@
 //! ports more room, so no port fills earlier than before. The demands at `L` and above are
 //! filled again on what those below leave. On the FB trace under `fair` a flow's end leaves
 //! about two thirds of the pairs below that level.
+//!
+//! Weights that are bytes left (`wss`, [`Drift::Draining`]) change between calls, but not the
+//! answer: a demand frozen at level `L` drains at `w * L`, so every weight at one level
+//! shrinks by the same factor, the levels keep their order and the rates stay. A level `L`
+//! at time `t` says the demand ends at `t + 1/L`, the same at every later call; the freeze
+//! order is kept by that end (latest first). The demands that end are the ones with the
+//! highest level, so a refill after them redoes almost nothing (the freed bandwidth waits for
+//! the next arrival, as max-min says).
 
 use coflowkit_model::Fabric;
 
@@ -16,13 +24,25 @@ use super::waterfill::{Demand, WaterFill};
 /// Relative difference below which two levels count as one (rounding).
 const LEVEL_TOLERANCE: f64 = 1e-9;
 
+/// How the weights of demands that keep their rates move between calls.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Drift {
+    /// They stay (`fair`: flow counts); a level means the same at every call.
+    #[default]
+    Still,
+    /// They are bytes left and drain at the rates given (`wss`).
+    Draining,
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Refill {
+    drift: Drift,
     fill: WaterFill,
-    /// Per demand: the level it froze at (rate over weight) in the last answer.
+    /// Per demand: where it froze in the last answer, as a key that ascends with the level
+    /// and means the same at every call (see [`Refill::key`]).
     level: Vec<f64>,
-    /// The demands with a rate, in the order they froze (ascending level up to rounding), and
-    /// the running maximum of their levels along that order (exactly ascending).
+    /// The demands with a rate, in the order they froze (ascending key up to rounding), and
+    /// the running maximum of their keys along that order (exactly ascending).
     order: Vec<u32>,
     reached: Vec<f64>,
     /// Per port and side: the rates of the last answer summed.
@@ -36,15 +56,22 @@ pub struct Refill {
 }
 
 impl Refill {
-    /// Weighted max-min rates of `demands` on `fabric`, into `rates`.
-    pub fn fill(&mut self, fabric: &Fabric, demands: &[Demand], rates: &mut [f64]) {
+    pub fn new(drift: Drift) -> Refill {
+        Refill {
+            drift,
+            ..Default::default()
+        }
+    }
+
+    /// Weighted max-min rates of `demands` on `fabric` at `now`, into `rates`.
+    pub fn fill(&mut self, fabric: &Fabric, demands: &[Demand], rates: &mut [f64], now: f64) {
         self.budget.reset(fabric);
         self.fill.fill_rates(demands, &self.budget, rates);
         self.level.clear();
         self.level.resize(demands.len(), 0.0);
         self.order.clear();
         self.reached.clear();
-        self.take_order(true);
+        self.take_order(true, now);
         self.load.up.clear();
         self.load.up.resize(fabric.ports(), 0.0);
         self.load.down.clear();
@@ -55,21 +82,46 @@ impl Refill {
         }
     }
 
-    /// The same answer as [`Refill::fill`] when, since the last call, only the demands at
-    /// positions `lowered` changed, and only by a lower weight (0: gone), and `rates` still
-    /// holds the last answer. Returns the positions whose rate may have changed.
+    /// A [`PairPolicy`](crate::PairPolicy)'s answer: a refill after `lowered` weights, a
+    /// whole fill without.
+    pub fn answer(
+        &mut self,
+        fabric: &Fabric,
+        demands: &[Demand],
+        lowered: Option<&[u32]>,
+        rates: &mut [f64],
+        now: f64,
+    ) -> Option<&[u32]> {
+        match lowered {
+            Some(lowered) => Some(self.refill(fabric, demands, lowered, rates, now)),
+            None => {
+                self.fill(fabric, demands, rates, now);
+                None
+            }
+        }
+    }
+
+    /// The same answer as [`Refill::fill`] at `now` when, since the last call, only the
+    /// demands at positions `lowered` changed, and only by a lower weight (0: gone), besides
+    /// the drift, and `rates` still holds the last answer. Returns the positions whose rate
+    /// may have changed.
     pub fn refill(
         &mut self,
         fabric: &Fabric,
         demands: &[Demand],
         lowered: &[u32],
         rates: &mut [f64],
+        now: f64,
     ) -> &[u32] {
         let cut = (lowered.iter())
             .map(|&i| self.level[i as usize])
             .fold(f64::INFINITY, f64::min);
         // Levels equal up to rounding are equal: such a demand may have frozen with the cut's.
-        let cut = cut * (1.0 - LEVEL_TOLERANCE);
+        let cut = if cut >= 0.0 {
+            cut * (1.0 - LEVEL_TOLERANCE)
+        } else {
+            cut * (1.0 + LEVEL_TOLERANCE)
+        };
         let keep = self.reached.partition_point(|&l| l < cut);
         // What the demands kept leave of each port: all minus those refilled.
         self.budget.reset(fabric);
@@ -108,16 +160,26 @@ impl Refill {
             self.load.down[d.dst as usize] += r;
         }
         // The refilled demands froze at or above the cut, in order after those kept.
-        self.take_order(false);
+        self.take_order(false, now);
         &self.changed
     }
 
-    /// Append the demands the last water-filling froze to the freeze order, with their levels:
+    /// What level `level` at `now` is kept as: the level itself when weights stay; when they
+    /// drain, minus the time the demand ends at (`now + 1/level`), which later calls share.
+    fn key(&self, level: f64, now: f64) -> f64 {
+        match self.drift {
+            Drift::Still => level,
+            Drift::Draining => -(now + 1.0 / level),
+        }
+    }
+
+    /// Append the demands the last water-filling froze to the freeze order, with their keys:
     /// all demands (`whole`) or those of a refill (`at` maps them to positions).
-    fn take_order(&mut self, whole: bool) {
-        let mut reached = self.reached.last().copied().unwrap_or(0.0);
+    fn take_order(&mut self, whole: bool, now: f64) {
+        let mut reached = self.reached.last().copied().unwrap_or(f64::NEG_INFINITY);
         for &(j, level) in self.fill.frozen() {
             let i = if whole { j } else { self.at[j as usize] };
+            let level = self.key(level, now);
             self.level[i as usize] = level;
             self.order.push(i);
             reached = reached.max(level);
@@ -161,7 +223,7 @@ mod tests {
             };
             let mut r = Refill::default();
             let mut rates = vec![0.0; ds.len()];
-            r.fill(&fabric, &ds, &mut rates);
+            r.fill(&fabric, &ds, &mut rates, 0.0);
             let mut at = Vec::new();
             for &(i, keep) in &lowered {
                 // Whole flows: 0 to the present weight minus one.
@@ -169,9 +231,9 @@ mod tests {
                 at.push(i as u32);
             }
             let before = rates.clone();
-            let changed = r.refill(&fabric, &ds, &at, &mut rates).to_vec();
+            let changed = r.refill(&fabric, &ds, &at, &mut rates, 0.0).to_vec();
             let mut fresh = vec![0.0; ds.len()];
-            Refill::default().fill(&fabric, &ds, &mut fresh);
+            Refill::default().fill(&fabric, &ds, &mut fresh, 0.0);
             for (i, (a, b)) in rates.iter().zip(&fresh).enumerate() {
                 prop_assert!((a - b).abs() <= 1e-9, "demand {}: {} vs {} ({:?})", i, a, b, ds);
                 if !changed.contains(&(i as u32)) {
@@ -179,6 +241,100 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Per step: how far towards the next end time the bytes drain (1: right at it), and
+    /// weights lowered besides.
+    type Steps = Vec<(f64, Vec<(usize, f64)>)>;
+
+    fn draining() -> impl Strategy<Value = (Vec<f64>, Vec<Demand>, Steps)> {
+        (2u32..6).prop_flat_map(|ports| {
+            let demand = (0..ports, 0..ports, 0.1f64..10.0).prop_map(|(src, dst, weight)| Demand {
+                src,
+                dst,
+                weight,
+            });
+            let caps = prop::collection::vec(0.5f64..2.0, ports as usize);
+            (caps, prop::collection::vec(demand, 1..12)).prop_flat_map(|(caps, ds)| {
+                let n = ds.len();
+                let at = prop_oneof![0.0f64..1.0, Just(1.0)];
+                let lowered = prop::collection::vec((0..n, 0.0f64..1.0), 0..3);
+                let steps = prop::collection::vec((at, lowered), 1..5);
+                (Just(caps), Just(ds), steps)
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn refills_while_bytes_drain_are_fresh_fills((caps, mut ds, steps) in draining()) {
+            let fabric = Fabric {
+                up_bytes_per_s: caps.clone(),
+                down_bytes_per_s: caps.iter().rev().copied().collect(),
+            };
+            let mut now = 3.0;
+            let mut r = Refill::new(Drift::Draining);
+            let mut rates = vec![0.0; ds.len()];
+            r.fill(&fabric, &ds, &mut rates, now);
+            for (at, lowered) in steps {
+                // Drain at these rates; the demands that end on the way are gone.
+                let next = (ds.iter().zip(&rates))
+                    .filter(|(_, &x)| x > 0.0)
+                    .map(|(d, &x)| d.weight / x)
+                    .fold(f64::INFINITY, f64::min);
+                if !next.is_finite() {
+                    break;
+                }
+                let dt = next * at;
+                now += dt;
+                let mut gone = Vec::new();
+                for (i, (d, &x)) in ds.iter_mut().zip(&rates).enumerate() {
+                    d.weight = (d.weight - x * dt).max(0.0);
+                    if x > 0.0 && d.weight <= 1e-9 * x * next {
+                        d.weight = 0.0;
+                        gone.push(i as u32);
+                    }
+                }
+                for &(i, keep) in &lowered {
+                    ds[i].weight *= keep;
+                    gone.push(i as u32);
+                }
+                let before = rates.clone();
+                let changed = r.refill(&fabric, &ds, &gone, &mut rates, now).to_vec();
+                let mut fresh = vec![0.0; ds.len()];
+                Refill::default().fill(&fabric, &ds, &mut fresh, now);
+                for (i, (a, b)) in rates.iter().zip(&fresh).enumerate() {
+                    prop_assert!((a - b).abs() <= 1e-9, "demand {}: {} vs {} ({:?})", i, a, b, ds);
+                    if !changed.contains(&(i as u32)) {
+                        prop_assert_eq!(*a, before[i], "demand {} changed unlisted", i);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn when_bytes_drain_the_demands_that_end_leave_the_others_alone() {
+        // a (0->0, 1 byte) and b (0->1, 3 bytes) share uplink 0: 1/4 and 3/4 per second, both
+        // end at t = 4. c (2->2, 1 byte) is alone: it ends at t = 1.
+        let fabric = Fabric::uniform(3, 1.0);
+        let d = |src, dst, weight| Demand { src, dst, weight };
+        let mut r = Refill::new(Drift::Draining);
+        let mut rates = vec![0.0; 3];
+        r.fill(
+            &fabric,
+            &[d(0, 0, 1.0), d(0, 1, 3.0), d(2, 2, 1.0)],
+            &mut rates,
+            0.0,
+        );
+        assert_eq!(rates, vec![0.25, 0.75, 1.0]);
+        // At t = 1, c ends and a, b have drained by a quarter: only c is redone.
+        let ds = [d(0, 0, 0.75), d(0, 1, 2.25), d(2, 2, 0.0)];
+        let changed = r.refill(&fabric, &ds, &[2], &mut rates, 1.0).to_vec();
+        assert_eq!(changed, vec![2]);
+        assert_eq!(rates, vec![0.25, 0.75, 0.0]);
     }
 
     #[test]
@@ -190,16 +346,16 @@ mod tests {
         let mut ds = vec![d(0, 0, 1.0), d(0, 1, 3.0), d(2, 2, 1.0)];
         let mut r = Refill::default();
         let mut rates = vec![0.0; 3];
-        r.fill(&fabric, &ds, &mut rates);
+        r.fill(&fabric, &ds, &mut rates, 0.0);
         assert_eq!(rates, vec![0.25, 0.75, 1.0]);
         // c ends: a and b froze below its level and keep their rates.
         ds[2].weight = 0.0;
-        let changed = r.refill(&fabric, &ds, &[2], &mut rates).to_vec();
+        let changed = r.refill(&fabric, &ds, &[2], &mut rates, 0.0).to_vec();
         assert_eq!(changed, vec![2]);
         assert_eq!(rates, vec![0.25, 0.75, 0.0]);
         // b loses two of its three flows: a and b refill to 1/2 each.
         ds[1].weight = 1.0;
-        let mut changed = r.refill(&fabric, &ds, &[1], &mut rates).to_vec();
+        let mut changed = r.refill(&fabric, &ds, &[1], &mut rates, 0.0).to_vec();
         changed.sort();
         assert_eq!(changed, vec![0, 1]);
         assert_eq!(rates, vec![0.5, 0.5, 0.0]);

@@ -84,14 +84,9 @@ impl PairPolicy for Fair {
         pairs: &[Demand],
         lowered: Option<&[u32]>,
         rates: &mut [f64],
+        now_s: f64,
     ) -> Option<&[u32]> {
-        match lowered {
-            Some(lowered) => Some(self.refill.refill(fabric, pairs, lowered, rates)),
-            None => {
-                self.refill.fill(fabric, pairs, rates);
-                None
-            }
-        }
+        self.refill.answer(fabric, pairs, lowered, rates, now_s)
     }
 }
 

@@ -4,13 +4,24 @@
 
 use coflowkit_model::Fabric;
 
-use crate::alloc::{fill_coflows, fill_pairs, Budget, Demand, PairFill};
+use crate::alloc::{fill_coflows, Budget, Demand, Drift, PairFill, Refill};
 use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Wss {
     budget: Budget,
     fill: PairFill,
+    refill: Refill,
+}
+
+impl Default for Wss {
+    fn default() -> Self {
+        Wss {
+            budget: Budget::default(),
+            fill: PairFill::default(),
+            refill: Refill::new(Drift::Draining),
+        }
+    }
 }
 
 impl Scheduler for Wss {
@@ -48,12 +59,12 @@ impl PairPolicy for Wss {
         &mut self,
         fabric: &Fabric,
         pairs: &[Demand],
-        _lowered: Option<&[u32]>,
+        lowered: Option<&[u32]>,
         rates: &mut [f64],
+        now_s: f64,
     ) -> Option<&[u32]> {
-        // Bytes left change every weight between calls: always a whole fill.
-        self.budget.reset(fabric);
-        fill_pairs(&mut self.fill, pairs, &mut self.budget, rates);
-        None
+        // Bytes left drain in step with the rates, which leaves them as they were: after
+        // completions only the pairs that ended (and any tied with them) are filled again.
+        self.refill.answer(fabric, pairs, lowered, rates, now_s)
     }
 }
