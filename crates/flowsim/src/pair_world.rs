@@ -97,6 +97,9 @@ struct Pair {
     left: f64,
     size: f64,
     members: BinaryHeap<Member>,
+    /// Equal: the `end` of the flow at the head of `members`, kept beside it (a decision
+    /// predicts thousands of pairs and would otherwise read each pair's heap).
+    head_end: f64,
     /// Its flows changed since its prediction: it needs a new one even at the same rate.
     moved: bool,
 }
@@ -112,6 +115,7 @@ impl Pair {
             left: 0.0,
             size: 0.0,
             members: BinaryHeap::new(),
+            head_end: f64::INFINITY,
             moved: true,
         }
     }
@@ -156,10 +160,8 @@ impl Pair {
     /// Bytes the flow at the head has left as of `since` (under `Remaining`: the pair's).
     fn head_left(&self, share: PairShare) -> f64 {
         match share {
-            PairShare::Equal => self
-                .members
-                .peek()
-                .map_or(0.0, |m| (m.end - self.served).max(0.0)),
+            PairShare::Equal if self.members.is_empty() => 0.0,
+            PairShare::Equal => (self.head_end - self.served).max(0.0),
             PairShare::Remaining => self.left,
         }
     }
@@ -191,7 +193,10 @@ impl Pair {
             }
             any = true;
             match share {
-                PairShare::Equal => done(self.members.pop().expect("a head").coflow),
+                PairShare::Equal => {
+                    done(self.members.pop().expect("a head").coflow);
+                    self.head_end = self.members.peek().map_or(f64::INFINITY, |m| m.end);
+                }
                 PairShare::Remaining => {
                     self.members.drain().for_each(|m| done(m.coflow));
                     (self.left, self.size) = (0.0, 0.0);
@@ -257,6 +262,7 @@ impl Pairs {
             size: bytes,
             coflow,
         });
+        p.head_end = p.members.peek().map_or(f64::INFINITY, |m| m.end);
         p.left += bytes;
         p.size += bytes;
         p.moved = true;
