@@ -40,7 +40,7 @@ pub struct Refill {
     fill: WaterFill,
     /// Per demand: where it froze in the last answer, as a key that ascends with the level
     /// and means the same at every call (see [`Refill::key`]).
-    level: Vec<f64>,
+    keys: Vec<f64>,
     /// The demands with a rate, in the order they froze (ascending key up to rounding), and
     /// the running maximum of their keys along that order (exactly ascending).
     order: Vec<u32>,
@@ -67,8 +67,8 @@ impl Refill {
     pub fn fill(&mut self, fabric: &Fabric, demands: &[Demand], rates: &mut [f64], now: f64) {
         self.budget.reset(fabric);
         self.fill.fill_rates(demands, &self.budget, rates);
-        self.level.clear();
-        self.level.resize(demands.len(), 0.0);
+        self.keys.clear();
+        self.keys.resize(demands.len(), 0.0);
         self.order.clear();
         self.reached.clear();
         self.take_order(true, now);
@@ -114,7 +114,7 @@ impl Refill {
         now: f64,
     ) -> &[u32] {
         let cut = (lowered.iter())
-            .map(|&i| self.level[i as usize])
+            .map(|&i| self.keys[i as usize])
             .fold(f64::INFINITY, f64::min);
         // Levels equal up to rounding are equal: such a demand may have frozen with the cut's.
         let cut = if cut >= 0.0 {
@@ -179,10 +179,10 @@ impl Refill {
         let mut reached = self.reached.last().copied().unwrap_or(f64::NEG_INFINITY);
         for &(j, level) in self.fill.frozen() {
             let i = if whole { j } else { self.at[j as usize] };
-            let level = self.key(level, now);
-            self.level[i as usize] = level;
+            let key = self.key(level, now);
+            self.keys[i as usize] = key;
             self.order.push(i);
-            reached = reached.max(level);
+            reached = reached.max(key);
             self.reached.push(reached);
         }
     }
