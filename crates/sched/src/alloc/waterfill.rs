@@ -175,14 +175,19 @@ impl WaterFill {
                 }
             }
         }
+        // Only the flows through a port over capacity are scaled: uplinks first, then
+        // downlinks, so that a flow over at both ends is scaled in the same order as ever.
         let over = |l: usize, used: &[f64], cap: &[f64]| used[l] > cap[l] && used[l] > 0.0;
-        if (0..n).any(|l| over(l, &self.used, &self.cap)) {
-            for (i, ends) in self.ends.iter().enumerate() {
-                for &l in ends.iter().filter(|&&l| l != u32::MAX) {
-                    let l = l as usize;
-                    if over(l, &self.used, &self.cap) {
-                        rates[i] *= self.cap[l] / self.used[l];
-                    }
+        for downlinks in [false, true] {
+            for l in 0..n {
+                if (self.touched[l] as usize >= ports) != downlinks
+                    || !over(l, &self.used, &self.cap)
+                {
+                    continue;
+                }
+                for idx in self.start[l]..self.start[l + 1] {
+                    let i = self.adj[idx as usize] as usize;
+                    rates[i] *= self.cap[l] / self.used[l];
                 }
             }
         }
