@@ -7,6 +7,12 @@
 
 use super::budget::Budget;
 
+/// A resource's weight sum is kept by subtracting the weights that freeze; when that leaves
+/// less than this fraction of it, the subtraction has lost digits (WSS weighs by bytes left,
+/// which span orders of magnitude), and the sum is taken again over the demands still rising.
+/// Whole weights (fair, Aalo) subtract exactly: for them the two sums are the same.
+const RESUM_BELOW: f64 = 1e-3;
+
 /// One flow to fill: its ports and its weight (> 0).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Demand {
@@ -43,6 +49,15 @@ impl WaterFill {
     /// levels.
     pub fn frozen(&self) -> &[(u32, f64)] {
         &self.order
+    }
+
+    /// The weights of the unfrozen demands through resource `l`, summed afresh.
+    fn resum(&self, l: usize, demands: &[Demand]) -> f64 {
+        (self.start[l]..self.start[l + 1])
+            .map(|idx| self.adj[idx as usize] as usize)
+            .filter(|&i| !self.frozen[i])
+            .map(|i| demands[i].weight)
+            .sum()
     }
 
     fn slot(&mut self, r: usize, cap: f64) -> u32 {
@@ -158,15 +173,19 @@ impl WaterFill {
                     self.weight_sum[q] = if self.unfrozen[q] == 0 {
                         0.0
                     } else {
-                        self.weight_sum[q] - w
+                        let left = self.weight_sum[q] - w;
+                        if left > self.weight_sum[q] * RESUM_BELOW {
+                            left
+                        } else {
+                            self.resum(q, demands)
+                        }
                     };
                 }
             }
         }
 
-        // Weight sums kept by subtraction can cancel badly when weights span many orders of
-        // magnitude (WSS weighs by bytes), leaving a port a hair over capacity: scale such a
-        // port's flows down to fit. Scaling down never overloads another port.
+        // Rates summed in freeze order can leave a port a hair over capacity (rounding): scale
+        // such a port's flows down to fit. Scaling down never overloads another port.
         self.used.iter_mut().for_each(|u| *u = 0.0);
         for (i, ends) in self.ends.iter().enumerate() {
             if rates[i] > 0.0 {
@@ -263,6 +282,33 @@ mod tests {
         let mut m12 = M10.to_vec();
         m12.push((C, B));
         close(&run(&caps, &m12), &[3.0, 3.0, 2.0, 2.0, 4.0, 3.0, 2.0]);
+    }
+
+    #[test]
+    fn weights_nine_orders_apart_keep_their_digits() {
+        // Uplink 0 carries a (0->1, weight 1e9, held to 1e-6 by downlink 1) and b (0->2,
+        // weight 1e-3). Once a freezes, b alone rises: it gets the rest of uplink 0. Subtracting
+        // a's weight from the port's sum would leave rounding noise (ulp(1e9) ~ 1e-7) as b's.
+        let fabric = Fabric {
+            up_bytes_per_s: vec![1.0, 1.0, 1.0],
+            down_bytes_per_s: vec![1.0, 1e-6, 1.0],
+        };
+        let d = [
+            Demand {
+                src: 0,
+                dst: 1,
+                weight: 1e9,
+            },
+            Demand {
+                src: 0,
+                dst: 2,
+                weight: 1e-3,
+            },
+        ];
+        let mut rates = [0.0; 2];
+        WaterFill::default().fill(&d, &mut Budget::full(&fabric), &mut rates);
+        close(&rates, &[1e-6, 1.0 - 1e-6]);
+        assert!((rates[0] - 1e-6).abs() < 1e-18, "{rates:?}");
     }
 
     #[test]
