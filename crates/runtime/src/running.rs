@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 
 pub struct Running {
     addr: SocketAddr,
+    metrics: Option<SocketAddr>,
     rt: Option<tokio::runtime::Runtime>,
 }
 
@@ -27,12 +28,26 @@ impl Running {
                 tracing::error!("{what} stopped: {e}");
             }
         });
-        Ok(Running { addr, rt: Some(rt) })
+        Ok(Running {
+            addr,
+            metrics: None,
+            rt: Some(rt),
+        })
     }
 
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where its metrics endpoint listens, if it has one.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+    }
+
+    pub(crate) fn with_metrics(mut self, metrics: Option<SocketAddr>) -> Running {
+        self.metrics = metrics;
+        self
     }
 
     /// Stop it now (no goodbye to peers).

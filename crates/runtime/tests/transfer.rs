@@ -202,13 +202,13 @@ async fn aalo_demotes_a_big_coflow_from_progress_reports() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_and_status_over_http() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
     let mut cfg = coflowkit_runtime::CoordinatorConfig::new(common::token(), SchedulerKind::Fair);
-    cfg.metrics = Some(port);
+    // Port 0, read back from the handle: a port picked by binding and dropping a listener
+    // could be taken by another listener before the coordinator binds it (seen once in CI:
+    // the request went to the gRPC port and was reset).
+    cfg.metrics = Some(common::loopback());
     let coord = coflowkit_runtime::coordinator::spawn(cfg, common::loopback()).unwrap();
+    let port = coord.metrics_addr().expect("a metrics endpoint");
     let d = coflowkit_runtime::daemon::spawn(
         coflowkit_runtime::DaemonConfig::new(coord.addr().to_string(), common::token(), 1e6),
         common::loopback(),

@@ -60,8 +60,25 @@ impl CoordinatorConfig {
     }
 }
 
-/// Serve on `listener` until the process ends.
+/// Serve on `listener` until the process ends (and on `config.metrics`, bound here).
 pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<()> {
+    let metrics = match config.metrics {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?,
+        ),
+        None => None,
+    };
+    serve_on(config, listener, metrics).await
+}
+
+/// [`serve`], with the metrics endpoint's listener already bound.
+async fn serve_on(
+    config: CoordinatorConfig,
+    listener: TcpListener,
+    metrics: Option<TcpListener>,
+) -> Result<()> {
     let mut sched = build(config.scheduler, &config.options);
     let shared = Arc::new(Shared {
         state: Mutex::new(State::new()),
@@ -71,10 +88,7 @@ pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<(
         clairvoyant: sched.clairvoyant(),
         report_interval_s: config.report_interval.as_secs_f64(),
     });
-    if let Some(addr) = config.metrics {
-        let l = TcpListener::bind(addr)
-            .await
-            .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?;
+    if let Some(l) = metrics {
         tokio::spawn(http::serve(shared.clone(), l));
     }
     let brain = shared.clone();
@@ -186,8 +200,32 @@ pub fn spawn(config: CoordinatorConfig, addr: SocketAddr) -> Result<Running> {
     listener
         .set_nonblocking(true)
         .map_err(|e| Error::io("coordinator socket", e))?;
-    Running::start(local, "coordinator", async move {
+    // The metrics endpoint is bound here too, so that port 0 works and its address is known
+    // before anyone connects.
+    let metrics = match config.metrics {
+        Some(addr) => {
+            let l = std::net::TcpListener::bind(addr)
+                .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?;
+            l.set_nonblocking(true)
+                .map_err(|e| Error::io("metrics socket", e))?;
+            Some(l)
+        }
+        None => None,
+    };
+    let metrics_addr = match &metrics {
+        Some(l) => Some(
+            l.local_addr()
+                .map_err(|e| Error::io("metrics address", e))?,
+        ),
+        None => None,
+    };
+    let running = Running::start(local, "coordinator", async move {
         let l = TcpListener::from_std(listener).map_err(|e| Error::io("coordinator socket", e))?;
-        serve(config, l).await
-    })
+        let m = match metrics {
+            Some(m) => Some(TcpListener::from_std(m).map_err(|e| Error::io("metrics socket", e))?),
+            None => None,
+        };
+        serve_on(config, l, m).await
+    })?;
+    Ok(running.with_metrics(metrics_addr))
 }
