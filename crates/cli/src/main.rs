@@ -12,6 +12,7 @@ mod report;
 mod sched_args;
 mod shuffle;
 mod sim;
+mod spill_dir;
 mod status;
 mod tls_args;
 mod trace_cmd;

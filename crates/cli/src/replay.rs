@@ -20,6 +20,7 @@ use serde_json::json;
 use crate::fabric_args::WorkloadArgs;
 use crate::report::{self, Run};
 use crate::sched_args::SchedArgs;
+use crate::spill_dir::SpillDir;
 
 #[derive(Args, Debug)]
 #[command(mut_arg("scheduler", |a| a.default_value("varys,aalo,fair")))]
@@ -148,7 +149,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         }
         _ => opts.clone(),
     };
-    let spill = tempdir()?;
+    let spill = SpillDir::create(&std::env::temp_dir())?;
     let (lo, hi) = nics.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
         (lo.min(r), hi.max(r))
     });
@@ -184,6 +185,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 signal(SignalKind::terminate())?,
             ))
         })?;
+        let spilled = spill.path().to_path_buf();
         rt.spawn(async move {
             tokio::select! {
                 _ = int.recv() => {}
@@ -191,6 +193,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             }
             eprintln!("interrupted: removing the network namespaces");
             netns::teardown_all();
+            let _ = std::fs::remove_dir_all(&spilled);
             std::process::exit(130);
         });
     }
@@ -203,7 +206,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             nic_bytes_per_s: nics.clone(),
             netns: use_netns,
             mem_limit_bytes: args.mem_limit_mib.saturating_mul(1 << 20),
-            data_dir: Some(spill.join(kind.name())),
+            data_dir: Some(spill.path().join(kind.name())),
             tick: (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0)),
         };
         eprintln!("replaying under {kind} ...");
@@ -229,7 +232,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         real_runs.push(Run::new(real_output(kind, &work, &fabric, &real, wall)));
         sim_runs.push(Run::new(sim));
     }
-    let _ = std::fs::remove_dir_all(&spill);
+    drop(spill);
 
     println!(
         "\nreal ({}, {hosts} daemons):",
@@ -378,11 +381,4 @@ fn write_json(
         }
     }
     report::write_value(path, &doc)
-}
-
-/// A fresh directory for the daemons' spill files.
-fn tempdir() -> Result<PathBuf> {
-    let p = std::env::temp_dir().join(format!("coflowkit-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
-    Ok(p)
 }

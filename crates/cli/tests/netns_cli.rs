@@ -142,6 +142,7 @@ fn ctrl_c_during_a_netns_replay_removes_everything() {
         .status()
         .unwrap();
     assert!(sent.success());
+    let pid = child.id();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status}");
     assert_eq!(
@@ -149,6 +150,8 @@ fn ctrl_c_during_a_netns_replay_removes_everything() {
         Vec::<String>::new(),
         "made {made:?}"
     );
+    let spill = std::env::temp_dir().join(format!("coflowkit-replay-{pid}"));
+    assert!(!spill.exists(), "{} left behind", spill.display());
 }
 
 #[test]
