@@ -554,21 +554,16 @@ pub(crate) fn simulate(
         // A whole decision on arrivals (weights went up) and when closed pairs pile up;
         // otherwise only the pairs that lost flows changed (and bytes left drained).
         let whole = arrived || 2 * pairs.closed > pairs.list.len();
-        let taken = if whole {
+        let hint = if whole {
             pairs.compact(now, |slot| book.finish(slot, now));
-            policy.allocate_pairs(fabric, &pairs.demands, None, &mut pairs.rates, now);
-            pairs.take_rates(now, None)
+            None
         } else {
             pairs.reweigh(now, &lowered);
-            let changed = policy.allocate_pairs(
-                fabric,
-                &pairs.demands,
-                Some(&lowered),
-                &mut pairs.rates,
-                now,
-            );
-            pairs.take_rates(now, changed)
+            Some(&lowered[..])
         };
+        let (demands, rates) = (&pairs.demands, &mut pairs.rates);
+        let changed = (policy.refill()).answer(fabric, demands, hint, rates, now, share.drift());
+        let taken = pairs.take_rates(now, changed);
         lowered.clear();
         decisions += 1;
         if let Err(rate) = taken {

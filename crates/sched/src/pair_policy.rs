@@ -4,9 +4,7 @@
 //! simulator's pair world) asks for pair rates directly; `Scheduler::allocate` stays the
 //! per-flow answer for everyone else (and the reference the pair world is tested against).
 
-use coflowkit_model::Fabric;
-
-use crate::alloc::Demand;
+use crate::alloc::{Drift, Refill};
 
 /// How a pair's rate is split among its flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,21 +16,23 @@ pub enum PairShare {
     Remaining,
 }
 
+impl PairShare {
+    /// How the weights of pairs that keep their rates move between decisions: flow counts
+    /// stay, bytes left drain.
+    pub fn drift(self) -> Drift {
+        match self {
+            PairShare::Equal => Drift::Still,
+            PairShare::Remaining => Drift::Draining,
+        }
+    }
+}
+
+/// A policy that rates pairs by weighted max-min, with the weights [`PairPolicy::share`]
+/// defines: the same rates `allocate` gives the pairs' flows in sum.
 pub trait PairPolicy {
     fn share(&self) -> PairShare;
 
-    /// Rates of `pairs` on the whole fabric at `now_s`, with the weights
-    /// [`PairPolicy::share`] defines, written into `rates[i]` for `pairs[i]`: the same rates
-    /// `allocate` gives the pair's flows in sum. With `lowered`, only the weights at those
-    /// positions went down since the last call (0: the pair is gone), apart from bytes left
-    /// draining at the rates given, and `rates` holds the last answer, so the policy may redo
-    /// only what can change. Returns the positions it rewrote (`None`: all).
-    fn allocate_pairs(
-        &mut self,
-        fabric: &Fabric,
-        pairs: &[Demand],
-        lowered: Option<&[u32]>,
-        rates: &mut [f64],
-        now_s: f64,
-    ) -> Option<&[u32]>;
+    /// Its water-filling, kept between decisions so that one after completions alone redoes
+    /// only what can change ([`Refill::answer`]).
+    fn refill(&mut self) -> &mut Refill;
 }

@@ -56,15 +56,17 @@ pub struct Refill {
 }
 
 impl Refill {
-    pub fn new(drift: Drift) -> Refill {
-        Refill {
-            drift,
-            ..Default::default()
-        }
-    }
-
-    /// Weighted max-min rates of `demands` on `fabric` at `now`, into `rates`.
-    pub fn fill(&mut self, fabric: &Fabric, demands: &[Demand], rates: &mut [f64], now: f64) {
+    /// Weighted max-min rates of `demands` on `fabric` at `now`, into `rates`; the refills
+    /// that follow take the weights to move by `drift`.
+    pub fn fill(
+        &mut self,
+        fabric: &Fabric,
+        demands: &[Demand],
+        rates: &mut [f64],
+        now: f64,
+        drift: Drift,
+    ) {
+        self.drift = drift;
         self.budget.reset(fabric);
         self.fill.fill_rates(demands, &self.budget, rates);
         self.keys.clear();
@@ -91,11 +93,12 @@ impl Refill {
         lowered: Option<&[u32]>,
         rates: &mut [f64],
         now: f64,
+        drift: Drift,
     ) -> Option<&[u32]> {
         match lowered {
             Some(lowered) => Some(self.refill(fabric, demands, lowered, rates, now)),
             None => {
-                self.fill(fabric, demands, rates, now);
+                self.fill(fabric, demands, rates, now, drift);
                 None
             }
         }
@@ -103,7 +106,7 @@ impl Refill {
 
     /// The same answer as [`Refill::fill`] at `now` when, since the last call, only the
     /// demands at positions `lowered` changed, and only by a lower weight (0: gone), besides
-    /// the drift, and `rates` still holds the last answer. Returns the positions whose rate
+    /// the last fill's drift, and `rates` still holds the last answer. Returns the positions whose rate
     /// may have changed.
     pub fn refill(
         &mut self,
@@ -212,7 +215,7 @@ mod tests {
         now: f64,
     ) -> Result<(), TestCaseError> {
         let mut fresh = vec![0.0; ds.len()];
-        Refill::default().fill(fabric, ds, &mut fresh, now);
+        Refill::default().fill(fabric, ds, &mut fresh, now, Drift::Still);
         for (i, (a, b)) in rates.iter().zip(&fresh).enumerate() {
             prop_assert!(
                 (a - b).abs() <= 1e-9,
@@ -256,7 +259,7 @@ mod tests {
             let fabric = fabric(&caps);
             let mut r = Refill::default();
             let mut rates = vec![0.0; ds.len()];
-            r.fill(&fabric, &ds, &mut rates, 0.0);
+            r.fill(&fabric, &ds, &mut rates, 0.0, Drift::Still);
             let mut at = Vec::new();
             for &(i, keep) in &lowered {
                 // Whole flows: 0 to the present weight minus one.
@@ -272,9 +275,9 @@ mod tests {
         fn refills_while_bytes_drain_are_fresh_fills((caps, mut ds, steps) in draining()) {
             let fabric = fabric(&caps);
             let mut now = 3.0;
-            let mut r = Refill::new(Drift::Draining);
+            let mut r = Refill::default();
             let mut rates = vec![0.0; ds.len()];
-            r.fill(&fabric, &ds, &mut rates, now);
+            r.fill(&fabric, &ds, &mut rates, now, Drift::Draining);
             for (at, lowered) in steps {
                 // Drain at these rates; the demands that end on the way are gone.
                 let next = (ds.iter().zip(&rates))
@@ -333,13 +336,14 @@ mod tests {
         // end at t = 4. c (2->2, 1 byte) is alone: it ends at t = 1.
         let fabric = Fabric::uniform(3, 1.0);
         let d = |src, dst, weight| Demand { src, dst, weight };
-        let mut r = Refill::new(Drift::Draining);
+        let mut r = Refill::default();
         let mut rates = vec![0.0; 3];
         r.fill(
             &fabric,
             &[d(0, 0, 1.0), d(0, 1, 3.0), d(2, 2, 1.0)],
             &mut rates,
             0.0,
+            Drift::Draining,
         );
         assert_eq!(rates, vec![0.25, 0.75, 1.0]);
         // At t = 1, c ends and a, b have drained by a quarter: only c is redone.
@@ -358,7 +362,7 @@ mod tests {
         let mut ds = vec![d(0, 0, 1.0), d(0, 1, 3.0), d(2, 2, 1.0)];
         let mut r = Refill::default();
         let mut rates = vec![0.0; 3];
-        r.fill(&fabric, &ds, &mut rates, 0.0);
+        r.fill(&fabric, &ds, &mut rates, 0.0, Drift::Still);
         assert_eq!(rates, vec![0.25, 0.75, 1.0]);
         // c ends: a and b froze below its level and keep their rates.
         ds[2].weight = 0.0;

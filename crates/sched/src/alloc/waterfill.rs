@@ -185,7 +185,7 @@ impl WaterFill {
         }
 
         // Rates summed in freeze order can leave a port a hair over capacity (rounding): scale
-        // such a port's flows down to fit. Scaling down never overloads another port.
+        // such a port's flows down to fit (which never overloads another port).
         self.used.iter_mut().for_each(|u| *u = 0.0);
         for (i, ends) in self.ends.iter().enumerate() {
             if rates[i] > 0.0 {
@@ -194,8 +194,7 @@ impl WaterFill {
                 }
             }
         }
-        // Only the flows through a port over capacity are scaled: uplinks first, then
-        // downlinks, so that a flow over at both ends is scaled in the same order as ever.
+        // Uplinks first, then downlinks: a flow over at both ends is scaled in that order.
         let over = |l: usize, used: &[f64], cap: &[f64]| used[l] > cap[l] && used[l] > 0.0;
         for downlinks in [false, true] {
             for l in 0..n {

@@ -1,9 +1,7 @@
 //! `fair`: per-flow max-min fairness over uplinks and downlinks (what TCP approximates), with an
 //! optional cap on the concurrent fetches of each reducer (Hadoop fetches from 5 mappers at once).
 
-use coflowkit_model::Fabric;
-
-use crate::alloc::{fill_coflows, Budget, Demand, PairFill, Refill};
+use crate::alloc::{fill_coflows, Budget, PairFill, Refill};
 use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
@@ -78,15 +76,8 @@ impl PairPolicy for Fair {
         PairShare::Equal
     }
 
-    fn allocate_pairs(
-        &mut self,
-        fabric: &Fabric,
-        pairs: &[Demand],
-        lowered: Option<&[u32]>,
-        rates: &mut [f64],
-        now_s: f64,
-    ) -> Option<&[u32]> {
-        self.refill.answer(fabric, pairs, lowered, rates, now_s)
+    fn refill(&mut self) -> &mut Refill {
+        &mut self.refill
     }
 }
 
