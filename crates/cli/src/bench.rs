@@ -58,31 +58,39 @@ pub fn run(args: BenchArgs) -> Result<()> {
         workloads.push((format!("{}x upscaled", args.upscale), up, fabric));
     }
     println!(
-        "{:<22} {:<10} {:>8} {:>10} {:>10} {:>10} {:>12}",
-        "workload", "scheduler", "coflows", "flows", "best s", "median s", "decisions/s"
+        "{:<22} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>16}",
+        "workload",
+        "scheduler",
+        "coflows",
+        "flows",
+        "best s",
+        "median s",
+        "decisions",
+        "redistributions"
     );
     for (name, t, f) in &workloads {
         for &kind in &kinds {
             let mut times = Vec::new();
-            let mut decisions = 0;
+            let (mut decisions, mut redistributions) = (0, 0);
             for _ in 0..args.repeat.max(1) {
                 let mut s = build(kind, &opts);
                 let out = simulate_with(t, f, s.as_mut(), &sim)?;
                 times.push(out.wall_s);
-                decisions = out.decisions;
+                (decisions, redistributions) = (out.decisions, out.redistributions);
             }
             times.sort_by(f64::total_cmp);
             let best = times[0];
             let median = times[times.len() / 2];
             println!(
-                "{:<22} {:<10} {:>8} {:>10} {:>10.3} {:>10.3} {:>12.0}",
+                "{:<22} {:<10} {:>8} {:>10} {:>10.3} {:>10.3} {:>10} {:>16}",
                 short(name),
                 kind.name(),
                 t.coflows.len(),
                 t.flows(),
                 best,
                 median,
-                decisions as f64 / median
+                decisions,
+                redistributions
             );
         }
     }

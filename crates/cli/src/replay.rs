@@ -354,6 +354,7 @@ fn real_output(
         makespan_s: coflows.iter().map(|c| c.finish_s).fold(0.0, f64::max),
         coflows,
         decisions: 0,
+        redistributions: 0,
         wall_s,
     }
 }

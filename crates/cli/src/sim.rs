@@ -132,8 +132,8 @@ pub fn run_all(
                 if progress {
                     if let Ok(out) = &r {
                         eprintln!(
-                            "  {kind} done in {:.1} s ({} decisions)",
-                            out.wall_s, out.decisions
+                            "  {kind} done in {:.1} s ({} decisions, {} redistributions)",
+                            out.wall_s, out.decisions, out.redistributions
                         );
                     }
                 }

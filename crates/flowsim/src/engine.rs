@@ -132,6 +132,7 @@ pub fn simulate_with(
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,
         freed: Freed::default(),
+        redistributions: 0,
     };
     let mut next = 0usize;
     let mut now = 0.0f64;
@@ -275,6 +276,7 @@ pub fn simulate_with(
         scheduler: name,
         coflows: w.outcomes.into_iter().flatten().collect(),
         decisions,
+        redistributions: w.redistributions,
         makespan_s: w.makespan,
         wall_s: started.elapsed().as_secs_f64(),
     })

@@ -36,6 +36,10 @@ pub struct SimOutput {
     pub coflows: Vec<CoflowOutcome>,
     /// Scheduler decisions taken (one per event time).
     pub decisions: u64,
+    /// Hand-outs of freed bandwidth between decisions (see `FlowCompletion::Redistribute`);
+    /// 0 where every change of rates is a decision.
+    #[serde(default)]
+    pub redistributions: u64,
     /// When the last coflow finished.
     pub makespan_s: f64,
     /// Wall-clock seconds the simulation took.

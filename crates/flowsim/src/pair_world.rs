@@ -591,6 +591,7 @@ pub(crate) fn simulate(
         scheduler: name,
         coflows: book.outcomes.into_iter().flatten().collect(),
         decisions,
+        redistributions: 0,
         makespan_s: book.makespan,
         wall_s: started.elapsed().as_secs_f64(),
     })

@@ -26,6 +26,7 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<DeadlineStats>,
     pub decisions: u64,
+    pub redistributions: u64,
     pub wall_s: f64,
 }
 
@@ -97,6 +98,7 @@ impl Summary {
                 met_fraction: met as f64 / with_deadline as f64,
             }),
             decisions: run.decisions,
+            redistributions: run.redistributions,
             wall_s: run.wall_s,
         }
     }

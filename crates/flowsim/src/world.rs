@@ -95,6 +95,8 @@ pub(crate) struct World<'a> {
     pub(crate) makespan: f64,
     /// Spare capacity and the ports flows freed since the last decision or redistribution.
     pub(crate) freed: Freed,
+    /// Hand-outs of freed bandwidth so far (calls of `Scheduler::redistribute` it accepted).
+    pub(crate) redistributions: u64,
 }
 
 impl World<'_> {
@@ -270,6 +272,7 @@ impl World<'_> {
         if !sched.redistribute(&snap, &mut self.rates, &mut self.freed) {
             return false;
         }
+        self.redistributions += 1;
         // Flows move at one rate per flow from `synced_at` on (see `sync`): rewrite a flow
         // whose rate changed at `now` as if it had moved at the new rate since `synced_at`. Its
         // bytes are real again at the next sync; only then does the policy read them.
@@ -520,6 +523,7 @@ mod tests {
             outcomes: vec![None],
             makespan: 0.0,
             freed: Freed::default(),
+            redistributions: 0,
         };
         w.freed.spare.reset(&fabric);
         let due = |at, flow| Due {

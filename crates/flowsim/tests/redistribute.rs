@@ -48,6 +48,9 @@ fn freed_uplink_goes_to_the_waiting_flow_at_once() {
             out.decisions,
             recompute.decisions
         );
+        // Flow ends at t=1 (A's 0->1) and t=4 (B's 0->4) are handed out without a decision.
+        assert_eq!(out.redistributions, 2, "{kind}");
+        assert_eq!(recompute.redistributions, 0, "{kind}");
     }
 }
 
@@ -57,4 +60,5 @@ fn ignoring_the_flow_end_leaves_the_uplink_idle() {
     let out = run(&t, K::Sebf, &with(FlowCompletion::Ignore));
     assert_close(&ccts(&out), &[2.0, 5.0]);
     assert_close(&[out.coflows[1].avg_fct_s], &[5.0]);
+    assert_eq!(out.redistributions, 0);
 }
