@@ -26,6 +26,8 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<DeadlineStats>,
     pub decisions: u64,
+    /// Absent from JSON written before it was counted.
+    #[serde(default)]
     pub redistributions: u64,
     pub wall_s: f64,
 }
