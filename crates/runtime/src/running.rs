@@ -6,6 +6,23 @@ use std::net::SocketAddr;
 
 use crate::error::{Error, Result};
 
+/// A listener for `what`, bound now rather than on the runtime it will serve on, so that
+/// port 0 works and its address is known before anyone connects; nonblocking, ready for
+/// `tokio::net::TcpListener::from_std`.
+pub(crate) fn bind_now(
+    addr: SocketAddr,
+    what: &str,
+) -> Result<(std::net::TcpListener, SocketAddr)> {
+    let l = std::net::TcpListener::bind(addr)
+        .map_err(|e| Error::io(format!("binding the {what} to {addr}"), e))?;
+    let local = l
+        .local_addr()
+        .map_err(|e| Error::io(format!("{what} address"), e))?;
+    l.set_nonblocking(true)
+        .map_err(|e| Error::io(format!("{what} socket"), e))?;
+    Ok((l, local))
+}
+
 pub struct Running {
     addr: SocketAddr,
     metrics: Option<SocketAddr>,

@@ -23,8 +23,8 @@ use crate::error::{Error, Result};
 use crate::proto::coordinator_server::CoordinatorServer;
 use crate::proto::RateUpdate;
 use crate::rpc::MAX_RPC_BYTES;
+use crate::running::{bind_now, Running};
 use crate::tls::TlsServer;
-use crate::Running;
 use service::{Service, Shared};
 use state::State;
 
@@ -62,22 +62,22 @@ impl CoordinatorConfig {
 
 /// Serve on `listener` until the process ends (and on `config.metrics`, bound here).
 pub async fn serve(config: CoordinatorConfig, listener: TcpListener) -> Result<()> {
-    let metrics = match config.metrics {
-        Some(addr) => Some(
-            TcpListener::bind(addr)
-                .await
-                .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?,
-        ),
-        None => None,
-    };
-    serve_on(config, listener, metrics).await
+    let metrics = bind_metrics(&config)?;
+    serve_on(config, listener, metrics.map(|(l, _)| l)).await
+}
+
+/// The metrics endpoint's listener and address, if `config` asks for one.
+fn bind_metrics(config: &CoordinatorConfig) -> Result<Option<(std::net::TcpListener, SocketAddr)>> {
+    (config.metrics)
+        .map(|addr| bind_now(addr, "metrics endpoint"))
+        .transpose()
 }
 
 /// [`serve`], with the metrics endpoint's listener already bound.
 async fn serve_on(
     config: CoordinatorConfig,
     listener: TcpListener,
-    metrics: Option<TcpListener>,
+    metrics: Option<std::net::TcpListener>,
 ) -> Result<()> {
     let mut sched = build(config.scheduler, &config.options);
     let shared = Arc::new(Shared {
@@ -89,6 +89,7 @@ async fn serve_on(
         report_interval_s: config.report_interval.as_secs_f64(),
     });
     if let Some(l) = metrics {
+        let l = TcpListener::from_std(l).map_err(|e| Error::io("metrics endpoint socket", e))?;
         tokio::spawn(http::serve(shared.clone(), l));
     }
     let brain = shared.clone();
@@ -192,40 +193,11 @@ fn push(shared: &Shared, updates: Vec<RateUpdate>) {
 /// Start a coordinator on its own runtime (so that dropping the handle ends it like a killed
 /// process: every connection closes). Used by `replay --local` and the tests.
 pub fn spawn(config: CoordinatorConfig, addr: SocketAddr) -> Result<Running> {
-    let listener = std::net::TcpListener::bind(addr)
-        .map_err(|e| Error::io(format!("binding coordinator to {addr}"), e))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| Error::io("coordinator address", e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| Error::io("coordinator socket", e))?;
-    // The metrics endpoint is bound here too, so that port 0 works and its address is known
-    // before anyone connects.
-    let metrics = match config.metrics {
-        Some(addr) => {
-            let l = std::net::TcpListener::bind(addr)
-                .map_err(|e| Error::io(format!("binding the metrics endpoint to {addr}"), e))?;
-            l.set_nonblocking(true)
-                .map_err(|e| Error::io("metrics socket", e))?;
-            Some(l)
-        }
-        None => None,
-    };
-    let metrics_addr = match &metrics {
-        Some(l) => Some(
-            l.local_addr()
-                .map_err(|e| Error::io("metrics address", e))?,
-        ),
-        None => None,
-    };
+    let (listener, local) = bind_now(addr, "coordinator")?;
+    let (metrics, metrics_addr) = bind_metrics(&config)?.unzip();
     let running = Running::start(local, "coordinator", async move {
         let l = TcpListener::from_std(listener).map_err(|e| Error::io("coordinator socket", e))?;
-        let m = match metrics {
-            Some(m) => Some(TcpListener::from_std(m).map_err(|e| Error::io("metrics socket", e))?),
-            None => None,
-        };
-        serve_on(config, l, m).await
+        serve_on(config, l, metrics).await
     })?;
     Ok(running.with_metrics(metrics_addr))
 }

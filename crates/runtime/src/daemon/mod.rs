@@ -20,8 +20,8 @@ use tokio::net::TcpListener;
 use crate::auth::Token;
 use crate::error::{Error, Result};
 use crate::frame::BLOCK_BYTES;
+use crate::running::{bind_now, Running};
 use crate::tls::{self, TlsClient, TlsServer};
-use crate::Running;
 use flows::Flows;
 use link::Link;
 use store::Store;
@@ -161,14 +161,7 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
 /// Start a daemon on its own runtime (see [`Running`]). An empty `advertise` becomes the bound
 /// address.
 pub fn spawn(mut cfg: DaemonConfig, addr: SocketAddr) -> Result<Running> {
-    let listener = std::net::TcpListener::bind(addr)
-        .map_err(|e| Error::io(format!("binding daemon to {addr}"), e))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| Error::io("daemon address", e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| Error::io("daemon socket", e))?;
+    let (listener, local) = bind_now(addr, "daemon")?;
     if cfg.advertise.is_empty() {
         cfg.advertise = local.to_string();
     }

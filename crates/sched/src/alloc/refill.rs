@@ -106,8 +106,8 @@ impl Refill {
 
     /// The same answer as [`Refill::fill`] at `now` when, since the last call, only the
     /// demands at positions `lowered` changed, and only by a lower weight (0: gone), besides
-    /// the last fill's drift, and `rates` still holds the last answer. Returns the positions whose rate
-    /// may have changed.
+    /// the last fill's drift, and `rates` still holds the last answer. Returns the positions
+    /// whose rate may have changed.
     pub fn refill(
         &mut self,
         fabric: &Fabric,
