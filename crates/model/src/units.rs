@@ -42,6 +42,37 @@ pub fn parse_rate_bps(text: &str) -> Result<f64, RateError> {
     Ok(bps)
 }
 
+#[derive(Debug, Error, PartialEq)]
+#[error("invalid size `{text}`: {why} (use bytes, e.g. 100, 1k, 64k, 1m; k = 1024)")]
+pub struct SizeError {
+    pub text: String,
+    pub why: &'static str,
+}
+
+/// Parse a size in bytes: a whole number with an optional binary suffix `k`, `m`, `g` (or `kb`,
+/// `kib`, ...; 1k = 1024 bytes, as traces count MB), e.g. `100`, `1k`, `64k`, `1m`.
+pub fn parse_size_bytes(text: &str) -> Result<u64, SizeError> {
+    let t = text.trim().to_ascii_lowercase();
+    let err = |why| SizeError {
+        text: text.to_string(),
+        why,
+    };
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(err("not a whole number"));
+    }
+    let value: u64 = num.parse().map_err(|_| err("too large"))?;
+    let shift = match unit.trim() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return Err(err("unknown unit")),
+    };
+    value.checked_mul(1 << shift).ok_or(err("too large"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +92,20 @@ mod tests {
         assert!(parse_rate_bps("-1gbit").is_err());
         assert!(parse_rate_bps("0").is_err());
         assert!(parse_rate_bps("10furlong").is_err());
+    }
+    #[test]
+    fn sizes_take_binary_suffixes_and_refuse_the_rest() {
+        assert_eq!(parse_size_bytes("100"), Ok(100));
+        assert_eq!(parse_size_bytes("1k"), Ok(1024));
+        assert_eq!(parse_size_bytes("64K"), Ok(65536));
+        assert_eq!(parse_size_bytes("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size_bytes("2g"), Ok(2 << 30));
+        for bad in ["", "k", "1.5k", "-1", "1t", "99999999999999999999"] {
+            assert!(parse_size_bytes(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_size_bytes("18446744073709551615k").unwrap_err().why,
+            "too large"
+        );
     }
 }

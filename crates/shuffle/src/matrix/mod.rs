@@ -1,6 +1,7 @@
 //! Shuffle matrices (thesis ch. 5): the normalized N x N matrix, skewness, the generators, the
 //! conversion to whole packets and a plain text format. Decisions: docs/shuffle-matrices.md.
 
+mod bytes;
 mod cdf;
 mod error;
 mod flow;
@@ -14,6 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+pub use bytes::{ByteMatrix, MAX_MESSAGE_BYTES};
 pub use cdf::{CdfInterp, ShapeCdf};
 pub use error::{MatrixError, MatrixErrorKind};
 pub use general::{
