@@ -7,6 +7,8 @@ mod engine_args;
 mod fabric_args;
 mod fetch;
 mod plot;
+mod ranks;
+mod ranks_netns;
 mod replay;
 mod report;
 mod sched_args;
@@ -14,6 +16,7 @@ mod shuffle;
 mod sim;
 mod spill_dir;
 mod status;
+mod testbed_cmd;
 mod tls_args;
 mod trace_cmd;
 
@@ -54,6 +57,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Show what a coordinator knows: daemons, coflows, flows and their rates.
     Status(status::StatusArgs),
+    /// Build the emulated cluster (network namespaces shaped by tbf) and run a command on it.
+    Testbed(testbed_cmd::TestbedArgs),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -78,6 +83,7 @@ fn main() -> ExitCode {
         Command::Coordinator(a) => coordinator::run(a),
         Command::Daemon(a) => daemon::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::Testbed(a) => testbed_cmd::run(a),
         Command::Status(a) => status::run(a),
     };
     match result {

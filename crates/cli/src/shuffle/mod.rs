@@ -2,6 +2,9 @@
 
 mod gen;
 mod matrix_args;
+mod run;
+mod run_rank;
+mod run_report;
 mod sim;
 mod sim_opts;
 mod stats;
@@ -23,6 +26,8 @@ pub enum ShuffleCmd {
     Sweep(sweep::SweepArgs),
     /// Simulator speed: one large shuffle timed in a release build.
     Bench(sim::BenchArgs),
+    /// A real shuffle between processes over UDP, under one or more protocols, byte-exact.
+    Run(run::RunArgs),
 }
 
 pub fn run(cmd: ShuffleCmd) -> anyhow::Result<()> {
@@ -32,5 +37,6 @@ pub fn run(cmd: ShuffleCmd) -> anyhow::Result<()> {
         ShuffleCmd::Sim(a) => sim::run(a),
         ShuffleCmd::Sweep(a) => sweep::run(a),
         ShuffleCmd::Bench(a) => sim::bench(a),
+        ShuffleCmd::Run(a) => run::run(a),
     }
 }

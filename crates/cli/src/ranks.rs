@@ -1,0 +1,92 @@
+//! The flags every command that runs as many ranks shares (`shuffle run`, `collective bench`),
+//! and the two halves of such a command: launching the ranks (`--local M`, `--netns`) and,
+//! inside a rank, joining the world and opening its UDP endpoint.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use coflowkit_launch::{bootstrap, local, run_local, World};
+use coflowkit_model::units::parse_rate_bps;
+use coflowkit_transport::{Endpoint, EndpointConfig, LossInjection};
+
+#[derive(Args, Debug, Clone)]
+pub struct RanksArgs {
+    /// Start this many ranks on this host (one process each). Without it, the rank and size
+    /// come from the launcher's variables (mpirun, srun, PMI) or this process is a world of one.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Ranks")]
+    pub local: Option<u32>,
+    /// With --local: each rank in its own network namespace, both directions shaped to --rate
+    /// by tbf (needs root, `ip` and `tc`).
+    #[arg(long, requires = "local", help_heading = "Ranks")]
+    pub netns: bool,
+    /// Each rank's link rate (bits per second: 200mbit, 1gbit): user-space pacing of what a
+    /// rank sends, and with --netns the namespaces' tbf. Without it ranks send unpaced.
+    #[arg(long, value_name = "RATE", help_heading = "Ranks")]
+    pub rate: Option<String>,
+    /// Drop this fraction of datagrams (injected in user space at the sender, seeded).
+    #[arg(long, default_value_t = 0.0, help_heading = "Ranks")]
+    pub drop: f64,
+    /// Send this fraction of datagrams twice.
+    #[arg(long, default_value_t = 0.0, help_heading = "Ranks")]
+    pub duplicate: f64,
+    /// Hold back this fraction of datagrams and send them after later ones.
+    #[arg(long, default_value_t = 0.0, help_heading = "Ranks")]
+    pub reorder: f64,
+    /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU).
+    #[arg(long, default_value_t = 1400, help_heading = "Ranks")]
+    pub payload: usize,
+    /// Give up after this many seconds (ranks that have not finished are stopped and named).
+    #[arg(long, default_value_t = 300.0, help_heading = "Ranks")]
+    pub timeout_s: f64,
+}
+
+impl RanksArgs {
+    pub fn rate_bps(&self) -> Result<Option<f64>> {
+        self.rate
+            .as_deref()
+            .map(parse_rate_bps)
+            .transpose()
+            .context("--rate")
+    }
+}
+
+/// With `--local M` in the launching process: start the M ranks (each re-runs this command
+/// with its rank in its environment), wait for them, and return true. In a rank: false.
+pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
+    let Some(m) = a.local else { return Ok(false) };
+    if local::is_launched() {
+        return Ok(false);
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let session = coflowkit_launch::world::session_from(&|k| std::env::var(k).ok())?;
+    if a.netns {
+        crate::ranks_netns::run(m, session, a.rate_bps()?, a.payload, timeout, &args)?;
+    } else {
+        run_local(m, session, Some(timeout), |_| local::self_command(&args))?;
+    }
+    Ok(true)
+}
+
+/// Inside a rank: the world (after the rendezvous) and this rank's UDP endpoint.
+pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Arc<Endpoint>)> {
+    let world = bootstrap(timeout.min(Duration::from_secs(60)))?;
+    let cfg = EndpointConfig {
+        rank: world.rank,
+        peers: world.peers.clone(),
+        session: world.session,
+        payload: a.payload,
+        rate_bps: a.rate_bps()?,
+        loss: LossInjection {
+            drop: a.drop,
+            duplicate: a.duplicate,
+            reorder: a.reorder,
+            seed: seed ^ world.rank as u64,
+        },
+        ..EndpointConfig::default()
+    };
+    let socket = world.socket.try_clone().context("UDP socket")?;
+    let ep = Endpoint::bind(socket, cfg).context("opening the UDP endpoint")?;
+    Ok((world, Arc::new(ep)))
+}
