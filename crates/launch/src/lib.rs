@@ -1,7 +1,7 @@
 //! Launching the ranks of a flash burst (spec millisort.md §8.1): rank and size from the
 //! environment of whatever started us (our `--local`, `mpirun`, a PMI launcher, `srun`), a
 //! rendezvous at rank 0 over TCP where every rank learns every rank's UDP address and the
-//! session id, and the local launcher that starts M copies of a command. docs/transport.md
+//! session id, and the local launcher that starts M copies of a command. docs/launch.md
 //! ("Launching ranks") says how to run under mpirun and srun.
 
 pub mod env;
