@@ -1,0 +1,11 @@
+//! The collectives, each a thin driver of its schedule in `crate::schedule`.
+
+mod allgather;
+mod alltoallv;
+mod barrier;
+mod tree;
+
+#[cfg(test)]
+pub(crate) mod mem;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,63 @@
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum LaunchError {
+    #[error("environment variable {var}={value:?}: {why}")]
+    Env {
+        var: &'static str,
+        value: String,
+        why: String,
+    },
+    #[error("{present} is set but {missing} is not (a launcher sets both)")]
+    EnvMissing {
+        present: &'static str,
+        missing: &'static str,
+    },
+    #[error("{var}: rank {rank} is not below the size {size}")]
+    RankOutOfRange {
+        var: &'static str,
+        rank: u32,
+        size: u32,
+    },
+    #[error("{size} ranks but no rendezvous: set COFLOWKIT_RENDEZVOUS=host:port (rank 0's address) or COFLOWKIT_HOSTFILE=path (first line: rank 0's host)")]
+    NoRendezvous { size: u32 },
+    #[error("host file {path}: {why}")]
+    HostFile { path: String, why: String },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("rendezvous: after {waited_s:.1} s still no word from rank(s) {missing:?} of {size}")]
+    RendezvousTimeout {
+        waited_s: f64,
+        size: u32,
+        missing: Vec<u32>,
+    },
+    #[error("rendezvous: rank 0 at {addr} did not answer within {waited_s:.1} s ({why})")]
+    JoinTimeout {
+        addr: String,
+        waited_s: f64,
+        why: String,
+    },
+    #[error("rendezvous: rank 0 refused rank {rank}: {why}")]
+    Refused { rank: u32, why: String },
+    #[error("rendezvous: rank 0 sent a malformed table: {0}")]
+    BadTable(String),
+    #[error("rank {rank} of {size} failed ({status}); the other ranks were stopped")]
+    RankFailed {
+        rank: u32,
+        size: u32,
+        status: String,
+    },
+    #[error("local launch: rank(s) {running:?} still running after {waited_s:.1} s; all stopped")]
+    LocalTimeout { running: Vec<u32>, waited_s: f64 },
+    #[error("{0}")]
+    Bad(String),
+}
+
+pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> LaunchError {
+    let what = what.into();
+    move |source| LaunchError::Io { what, source }
+}

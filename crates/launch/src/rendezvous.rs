@@ -1,0 +1,362 @@
+//! The meeting at rank 0: every other rank opens a TCP connection to rank 0's rendezvous
+//! address, says `{"magic", "rank", "size", "addr"}` (its UDP address) on one JSON line, and
+//! gets back one line `{"session", "peers"}` (the UDP address of every rank, index = rank) once
+//! all have come. Waits are bounded and a timeout names the ranks that never came; a
+//! connection that sends garbage, nothing, or too much is dropped without disturbing the rest.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::io;
+use crate::LaunchError;
+
+pub const MAGIC: &str = "coflowkit-rendezvous/1";
+/// Longest hello line rank 0 reads (a hello is under 200 bytes).
+const HELLO_LIMIT: u64 = 4096;
+/// How long rank 0 gives one connection to say hello.
+const HELLO_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Hello {
+    magic: String,
+    rank: u32,
+    size: u32,
+    addr: SocketAddr,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Reply {
+    #[serde(default)]
+    session: u32,
+    #[serde(default)]
+    peers: Vec<SocketAddr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// What every rank knows after the rendezvous.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub session: u32,
+    /// UDP address of each rank, index = rank.
+    pub peers: Vec<SocketAddr>,
+}
+
+/// Rank 0's side: wait on `listener` for ranks `1..size`, then send each the table whose
+/// entry 0 is `own`. Returns the table and the number of connections dropped as garbage.
+pub fn serve(
+    listener: TcpListener,
+    size: u32,
+    own: SocketAddr,
+    session: u32,
+    timeout: Duration,
+) -> Result<(Table, u32), LaunchError> {
+    let start = Instant::now();
+    let deadline = start + timeout;
+    listener
+        .set_nonblocking(true)
+        .map_err(io("rendezvous listener"))?;
+    let (tx, rx) = mpsc::channel::<Option<(Hello, TcpStream)>>();
+    let mut joined: BTreeMap<u32, (SocketAddr, TcpStream)> = BTreeMap::new();
+    let mut garbage = 0u32;
+    while (joined.len() as u32) < size - 1 {
+        let now = Instant::now();
+        if now >= deadline {
+            let missing = (1..size).filter(|r| !joined.contains_key(r)).collect();
+            return Err(LaunchError::RendezvousTimeout {
+                waited_s: timeout.as_secs_f64(),
+                size,
+                missing,
+            });
+        }
+        let mut idle = true;
+        match listener.accept() {
+            Ok((stream, _)) => {
+                idle = false;
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    let _ = tx.send(read_hello(stream, size));
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A connection reset before accept, out of descriptors: keep serving the others.
+            Err(_) => {}
+        }
+        while let Ok(msg) = rx.try_recv() {
+            idle = false;
+            match msg {
+                // A rank that reconnects (its first try timed out) replaces its old entry.
+                Some((h, s)) => {
+                    joined.insert(h.rank, (h.addr, s));
+                }
+                None => garbage += 1,
+            }
+        }
+        if idle {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let mut peers = vec![own];
+    peers.extend(joined.values().map(|(a, _)| *a));
+    let line = serde_json::to_string(&Reply {
+        session,
+        peers: peers.clone(),
+        error: None,
+    })
+    .expect("a table serializes")
+        + "\n";
+    let mut hung_up = Vec::new();
+    for (rank, (_, mut s)) in joined {
+        let _ = s.set_nonblocking(false);
+        let _ = s.set_write_timeout(Some(HELLO_WAIT));
+        if s.write_all(line.as_bytes())
+            .and_then(|_| s.flush())
+            .is_err()
+        {
+            hung_up.push(rank);
+        }
+    }
+    if !hung_up.is_empty() {
+        return Err(LaunchError::Bad(format!(
+            "rendezvous: rank(s) {hung_up:?} hung up before they got the table"
+        )));
+    }
+    Ok((Table { session, peers }, garbage))
+}
+
+/// One connection's hello, or `None` for garbage. A well-formed hello that does not fit this
+/// job (another size, a bad rank) is answered with the reason, so that rank fails clearly.
+fn read_hello(stream: TcpStream, size: u32) -> Option<(Hello, TcpStream)> {
+    stream.set_nonblocking(false).ok()?;
+    stream.set_read_timeout(Some(HELLO_WAIT)).ok()?;
+    let mut line = String::new();
+    BufReader::new(stream.try_clone().ok()?)
+        .take(HELLO_LIMIT)
+        .read_line(&mut line)
+        .ok()?;
+    let hello: Hello = serde_json::from_str(line.trim_end()).ok()?;
+    if hello.magic != MAGIC {
+        return None;
+    }
+    let why = if hello.size != size {
+        Some(format!(
+            "rank {} says the job has {} ranks, rank 0 says {size}",
+            hello.rank, hello.size
+        ))
+    } else if hello.rank == 0 || hello.rank >= size {
+        Some(format!("rank {} is not in 1..{size}", hello.rank))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        let mut s = stream;
+        let reply = Reply {
+            error: Some(why),
+            ..Reply::default()
+        };
+        let _ = writeln!(s, "{}", serde_json::to_string(&reply).ok()?);
+        return None;
+    }
+    Some((hello, stream))
+}
+
+/// Every other rank's side: tell rank 0 at `rendezvous` (host:port) our UDP address `own`
+/// and wait for the table, retrying the connection until `timeout` (rank 0 may start late).
+pub fn join(
+    rendezvous: &str,
+    rank: u32,
+    size: u32,
+    own: SocketAddr,
+    timeout: Duration,
+) -> Result<Table, LaunchError> {
+    let start = Instant::now();
+    let deadline = start + timeout;
+    let late = |why: String| LaunchError::JoinTimeout {
+        addr: rendezvous.to_string(),
+        waited_s: start.elapsed().as_secs_f64(),
+        why,
+    };
+    let mut stream = loop {
+        let err = match connect_once(rendezvous, deadline) {
+            Ok(s) => break s,
+            Err(e) => e,
+        };
+        if Instant::now() + Duration::from_millis(50) >= deadline {
+            return Err(late(format!("could not connect: {err}")));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let hello = Hello {
+        magic: MAGIC.into(),
+        rank,
+        size,
+        addr: own,
+    };
+    let line = serde_json::to_string(&hello).expect("a hello serializes") + "\n";
+    stream
+        .write_all(line.as_bytes())
+        .map_err(|e| late(format!("could not send our address: {e}")))?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    stream
+        .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+        .map_err(io("rendezvous socket"))?;
+    let mut reply = String::new();
+    BufReader::new(stream)
+        .take(64 + size as u64 * 64)
+        .read_line(&mut reply)
+        .map_err(|e| {
+            late(format!(
+                "connected, but no table came (are all {size} ranks started?): {e}"
+            ))
+        })?;
+    if reply.is_empty() {
+        return Err(late("rank 0 closed the connection without a table".into()));
+    }
+    let reply: Reply = serde_json::from_str(reply.trim_end())
+        .map_err(|e| LaunchError::BadTable(format!("{e}")))?;
+    if let Some(why) = reply.error {
+        return Err(LaunchError::Refused { rank, why });
+    }
+    if reply.peers.len() != size as usize {
+        return Err(LaunchError::BadTable(format!(
+            "{} addresses for {size} ranks",
+            reply.peers.len()
+        )));
+    }
+    if reply.peers[rank as usize] != own {
+        return Err(LaunchError::BadTable(format!(
+            "entry {rank} is {}, we are {own}",
+            reply.peers[rank as usize]
+        )));
+    }
+    Ok(Table {
+        session: reply.session,
+        peers: reply.peers,
+    })
+}
+
+fn connect_once(addr: &str, deadline: Instant) -> Result<TcpStream, String> {
+    let addrs: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {addr}: {e}"))?
+        .collect();
+    let mut last = format!("{addr} resolves to no address");
+    for a in addrs {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match TcpStream::connect_timeout(&a, left.clamp(Duration::from_millis(1), HELLO_WAIT)) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = format!("{a}: {e}"),
+        }
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+
+    fn udp() -> SocketAddr {
+        // Distinct real addresses; the sockets themselves are not used.
+        UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_rank_gets_the_same_table_despite_garbage_connections() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let size = 6u32;
+        let own: Vec<SocketAddr> = (0..size).map(|_| udp()).collect();
+        let own0 = own[0];
+        let server =
+            std::thread::spawn(move || serve(listener, size, own0, 77, Duration::from_secs(20)));
+        // Garbage first: bytes that are not JSON, a foreign magic, a connection that says
+        // nothing and stays open, and one that closes at once.
+        let mut g1 = TcpStream::connect(&at).unwrap();
+        g1.write_all(b"\x00\xffGET / HTTP/1.0\r\n\r\n").unwrap();
+        let mut g2 = TcpStream::connect(&at).unwrap();
+        g2.write_all(b"{\"magic\":\"other\",\"rank\":1,\"size\":6,\"addr\":\"1.2.3.4:5\"}\n")
+            .unwrap();
+        let _silent = TcpStream::connect(&at).unwrap();
+        drop(TcpStream::connect(&at).unwrap());
+        let clients: Vec<_> = (1..size)
+            .map(|r| {
+                let at = at.clone();
+                let me = own[r as usize];
+                std::thread::spawn(move || join(&at, r, size, me, Duration::from_secs(20)))
+            })
+            .collect();
+        let tables: Vec<Table> = clients
+            .into_iter()
+            .map(|c| c.join().unwrap().unwrap())
+            .collect();
+        let (table, garbage) = server.join().unwrap().unwrap();
+        assert_eq!(table.peers, own);
+        assert_eq!(table.session, 77);
+        assert!(tables.iter().all(|t| *t == table));
+        assert!(garbage >= 2, "garbage = {garbage}");
+    }
+
+    #[test]
+    fn a_missing_rank_is_named_when_the_wait_ends() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let server =
+            std::thread::spawn(move || serve(listener, 4, udp(), 1, Duration::from_millis(800)));
+        let c1 = {
+            let at = at.clone();
+            std::thread::spawn(move || join(&at, 1, 4, udp(), Duration::from_millis(1500)))
+        };
+        let c3 = std::thread::spawn(move || join(&at, 3, 4, udp(), Duration::from_millis(1500)));
+        let e = server.join().unwrap().unwrap_err();
+        assert!(
+            matches!(&e, LaunchError::RendezvousTimeout { missing, .. } if missing == &vec![2]),
+            "{e}"
+        );
+        assert!(e.to_string().contains("[2]"), "{e}");
+        // The ranks that came fail too, with a bounded wait, rather than hang.
+        for c in [c1, c3] {
+            assert!(c.join().unwrap().is_err());
+        }
+    }
+
+    #[test]
+    fn a_rank_of_another_job_is_refused_with_the_reason() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let server =
+            std::thread::spawn(move || serve(listener, 2, udp(), 1, Duration::from_millis(2000)));
+        let e = join(&at, 1, 3, udp(), Duration::from_secs(5)).unwrap_err();
+        assert!(
+            e.to_string().contains("3 ranks") && e.to_string().contains("says 2"),
+            "{e}"
+        );
+        // The right rank still gets in afterwards.
+        let t = join(&at, 1, 2, udp(), Duration::from_secs(5)).unwrap();
+        assert_eq!(t.peers.len(), 2);
+        assert!(server.join().unwrap().is_ok());
+    }
+
+    #[test]
+    fn nobody_listening_is_a_bounded_error_naming_the_address() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let at = format!("127.0.0.1:{port}");
+        let t0 = Instant::now();
+        let e = join(&at, 1, 2, udp(), Duration::from_millis(300)).unwrap_err();
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        assert!(e.to_string().contains(&at), "{e}");
+    }
+}

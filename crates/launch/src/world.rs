@@ -1,0 +1,253 @@
+//! From environment to a running world: rank and size (`env`), rank 0's address
+//! (`COFLOWKIT_RENDEZVOUS` or a host file), a UDP socket on the interface that reaches rank 0,
+//! and the table of everyone's UDP address (`rendezvous`).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, ToSocketAddrs, UdpSocket};
+use std::time::Duration;
+
+use crate::env::{rank_from, Launcher};
+use crate::error::io;
+use crate::rendezvous::{join, serve};
+use crate::LaunchError;
+
+/// Rendezvous port when only a host file names rank 0.
+pub const DEFAULT_PORT: u16 = 47000;
+
+/// One rank's view of the job after the rendezvous.
+#[derive(Debug)]
+pub struct World {
+    pub rank: u32,
+    pub size: u32,
+    /// Shared by every rank; a transport drops datagrams of other sessions.
+    pub session: u32,
+    /// UDP address of every rank (index = rank); `peers[rank]` is `socket`'s.
+    pub peers: Vec<SocketAddr>,
+    pub socket: UdpSocket,
+    /// Which launcher's variables gave the rank (`None`: no launcher, a world of one).
+    pub launcher: Option<Launcher>,
+}
+
+/// Rank 0's `host:port` from `COFLOWKIT_RENDEZVOUS`, or from the first host of the file
+/// `COFLOWKIT_HOSTFILE` (Open MPI and Slurm host files: one host per line, `#` comments,
+/// anything after the host name ignored) and `COFLOWKIT_RENDEZVOUS_PORT` (default 47000).
+pub fn rendezvous_from(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<String>, LaunchError> {
+    if let Some(v) = get("COFLOWKIT_RENDEZVOUS") {
+        let v = v.trim().to_string();
+        if v.rsplit_once(':')
+            .and_then(|(_, p)| p.parse::<u16>().ok())
+            .is_none()
+        {
+            return Err(LaunchError::Env {
+                var: "COFLOWKIT_RENDEZVOUS",
+                value: v,
+                why: "expected host:port".into(),
+            });
+        }
+        return Ok(Some(v));
+    }
+    let Some(path) = get("COFLOWKIT_HOSTFILE") else {
+        return Ok(None);
+    };
+    let port = match get("COFLOWKIT_RENDEZVOUS_PORT") {
+        None => DEFAULT_PORT,
+        Some(p) => p.trim().parse::<u16>().map_err(|e| LaunchError::Env {
+            var: "COFLOWKIT_RENDEZVOUS_PORT",
+            value: p.clone(),
+            why: format!("not a port ({e})"),
+        })?,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| LaunchError::HostFile {
+        path: path.clone(),
+        why: e.to_string(),
+    })?;
+    let host = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .find(|l| !l.is_empty())
+        .and_then(|l| l.split_whitespace().next())
+        .map(|h| h.split(':').next().unwrap_or(h).to_string())
+        .ok_or_else(|| LaunchError::HostFile {
+            path: path.clone(),
+            why: "no host in it (the first host is rank 0's)".into(),
+        })?;
+    Ok(Some(format!("{host}:{port}")))
+}
+
+/// The local address the kernel would use to reach `to` (no packet is sent).
+pub fn local_ip_towards(to: SocketAddr) -> Result<IpAddr, LaunchError> {
+    let any: SocketAddr = if to.is_ipv4() {
+        (Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        "[::]:0".parse().expect("literal")
+    };
+    let s = UdpSocket::bind(any).map_err(io("probe socket"))?;
+    s.connect(to)
+        .map_err(io(format!("no route to the rendezvous {to}")))?;
+    Ok(s.local_addr().map_err(io("probe socket"))?.ip())
+}
+
+/// A session id for a new job: `COFLOWKIT_SESSION` when set, else from the clock and the
+/// process id (only its uniqueness matters, never its value).
+pub fn session_from(get: &impl Fn(&str) -> Option<String>) -> Result<u32, LaunchError> {
+    if let Some(s) = get("COFLOWKIT_SESSION") {
+        return s.trim().parse::<u32>().map_err(|e| LaunchError::Env {
+            var: "COFLOWKIT_SESSION",
+            value: s.clone(),
+            why: format!("not a 32-bit integer ({e})"),
+        });
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let h = (t ^ (std::process::id() as u64).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    Ok(((h >> 32) as u32).max(1))
+}
+
+/// Bootstrap from the process environment, waiting at most `timeout` for the other ranks.
+pub fn bootstrap(timeout: Duration) -> Result<World, LaunchError> {
+    bootstrap_from(&|k| std::env::var(k).ok(), timeout)
+}
+
+pub fn bootstrap_from(
+    get: &impl Fn(&str) -> Option<String>,
+    timeout: Duration,
+) -> Result<World, LaunchError> {
+    let info = rank_from(get)?;
+    let Some(info) = info.filter(|i| i.size > 1) else {
+        let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io("UDP socket"))?;
+        let me = socket.local_addr().map_err(io("UDP socket"))?;
+        return Ok(World {
+            rank: 0,
+            size: 1,
+            session: session_from(get)?,
+            peers: vec![me],
+            socket,
+            launcher: info.map(|i| i.launcher),
+        });
+    };
+    let at = rendezvous_from(get)?.ok_or(LaunchError::NoRendezvous { size: info.size })?;
+    let target = at
+        .to_socket_addrs()
+        .map_err(io(format!("cannot resolve the rendezvous {at}")))?
+        .next()
+        .ok_or_else(|| LaunchError::Bad(format!("the rendezvous {at} resolves to no address")))?;
+    let ip = local_ip_towards(target)?;
+    let socket = UdpSocket::bind((ip, 0)).map_err(io(format!("UDP socket on {ip}")))?;
+    let me = socket.local_addr().map_err(io("UDP socket"))?;
+    let table = if info.rank == 0 {
+        let listener = TcpListener::bind(target)
+            .or_else(|_| TcpListener::bind((Ipv4Addr::UNSPECIFIED, target.port())))
+            .map_err(io(format!("rendezvous listener on {at}")))?;
+        serve(listener, info.size, me, session_from(get)?, timeout)?.0
+    } else {
+        join(&at, info.rank, info.size, me, timeout)?
+    };
+    Ok(World {
+        rank: info.rank,
+        size: info.size,
+        session: table.session,
+        peers: table.peers,
+        socket,
+        launcher: Some(info.launcher),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn vars(v: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = v
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn rendezvous_from_variable_or_host_file() {
+        assert_eq!(
+            rendezvous_from(&vars(&[("COFLOWKIT_RENDEZVOUS", "node7:5000")])).unwrap(),
+            Some("node7:5000".into())
+        );
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_RENDEZVOUS", "node7")])).unwrap_err();
+        assert!(e.to_string().contains("host:port"), "{e}");
+        let dir = std::env::temp_dir().join(format!("ck-hosts-{}", std::process::id()));
+        std::fs::write(&dir, "# cluster\n\n  node3 slots=4\nnode4 slots=4\n").unwrap();
+        let path = dir.to_str().unwrap();
+        assert_eq!(
+            rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", path)])).unwrap(),
+            Some(format!("node3:{DEFAULT_PORT}"))
+        );
+        assert_eq!(
+            rendezvous_from(&vars(&[
+                ("COFLOWKIT_HOSTFILE", path),
+                ("COFLOWKIT_RENDEZVOUS_PORT", "6001")
+            ]))
+            .unwrap(),
+            Some("node3:6001".into())
+        );
+        std::fs::write(&dir, "# nothing\n\n").unwrap();
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", path)])).unwrap_err();
+        assert!(
+            e.to_string().contains(path) && e.to_string().contains("no host"),
+            "{e}"
+        );
+        std::fs::remove_file(&dir).unwrap();
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", "/nonexistent/h")])).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/h"), "{e}");
+        assert_eq!(rendezvous_from(&vars(&[])).unwrap(), None);
+    }
+
+    #[test]
+    fn no_launcher_is_a_world_of_one_and_many_ranks_need_a_rendezvous() {
+        let w = bootstrap_from(&vars(&[]), Duration::from_secs(1)).unwrap();
+        assert_eq!((w.rank, w.size, w.peers.len()), (0, 1, 1));
+        assert_eq!(w.peers[0], w.socket.local_addr().unwrap());
+        let e = bootstrap_from(
+            &vars(&[("SLURM_PROCID", "1"), ("SLURM_NTASKS", "4")]),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("COFLOWKIT_RENDEZVOUS"), "{e}");
+    }
+
+    #[test]
+    fn threads_with_mpi_style_variables_meet_and_agree() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let at = format!("127.0.0.1:{port}");
+        let worlds: Vec<World> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|r| {
+                    let at = at.clone();
+                    s.spawn(move || {
+                        let r = r.to_string();
+                        let get = vars(&[
+                            ("OMPI_COMM_WORLD_RANK", &r),
+                            ("OMPI_COMM_WORLD_SIZE", "4"),
+                            ("COFLOWKIT_RENDEZVOUS", &at),
+                            ("COFLOWKIT_SESSION", "99"),
+                        ]);
+                        bootstrap_from(&get, Duration::from_secs(20)).unwrap()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (r, w) in worlds.iter().enumerate() {
+            assert_eq!(w.rank as usize, r);
+            assert_eq!(w.session, 99);
+            assert_eq!(w.peers, worlds[0].peers);
+            assert_eq!(w.peers[r], w.socket.local_addr().unwrap());
+            assert_eq!(w.launcher, Some(Launcher::OpenMpi));
+        }
+    }
+}
