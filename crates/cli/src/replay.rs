@@ -12,9 +12,9 @@ use clap::Args;
 use coflowkit_flowsim::{simulate, CoflowOutcome, SimOutput};
 use coflowkit_model::bins::Bin;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
-use coflowkit_runtime::netns;
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
 use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
+use coflowkit_testbed as netns;
 use serde_json::json;
 
 use crate::fabric_args::WorkloadArgs;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use coflowkit_runtime::netns;
+use coflowkit_testbed as netns;
 
 fn can_run(test: &str) -> bool {
     match netns::available() {

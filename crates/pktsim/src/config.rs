@@ -1,8 +1,9 @@
 //! The simulator's settings: the network (thesis ch. 4 and §6 defaults) and the protocol.
 //! Every default is argued in docs/flash-shuffle.md.
 
-use coflowkit_shuffle::proto::{GrantOptions, Protocol, ProtocolError};
+use coflowkit_shuffle::proto::{GrantOptions, Protocol, ProtocolError, Recovery};
 
+use crate::loss::Loss;
 use crate::preempt::Preemption;
 use crate::variation::Variation;
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,31 @@ pub struct SimConfig {
     /// Link bandwidth variation of the switch ports (off by default). The bounds and oracles
     /// stay at nominal capacity.
     pub bw_variation: Variation,
+    /// Packets dropped, duplicated or reordered on the wire (off by default). Any of them
+    /// turns the protocol's loss recovery on.
+    #[serde(default = "loss_off")]
+    pub loss: Loss,
+    /// Loss recovery's timer period in timesteps (a loss is acted on one to two periods
+    /// later). 1000 timesteps is the thesis' 1 ms at about 12 Gbps with 1500 B packets, and
+    /// far above the queueing delays of the default protocol (a receiver has at most 10 RTTs
+    /// outstanding).
+    #[serde(default = "default_timeout")]
+    pub resend_timeout: u64,
+    /// Periods of silence after a probe before a peer is declared dead.
+    #[serde(default = "default_dead_after")]
+    pub dead_after: u32,
+}
+
+fn loss_off() -> Loss {
+    Loss::OFF
+}
+
+fn default_timeout() -> u64 {
+    1000
+}
+
+fn default_dead_after() -> u32 {
+    8
 }
 
 impl SimConfig {
@@ -101,7 +127,19 @@ impl SimConfig {
             allreduce_stale: 0.0,
             allreduce_drain: true,
             bw_variation: Variation::OFF,
+            loss: Loss::OFF,
+            resend_timeout: default_timeout(),
+            dead_after: default_dead_after(),
         }
+    }
+
+    /// The protocol's loss recovery: on exactly when the wire is impaired, so loss-free runs
+    /// stay the thesis' protocol packet for packet (recovery only adds packets there).
+    pub fn recovery(&self) -> Option<Recovery> {
+        self.loss.on().then_some(Recovery {
+            timeout: self.resend_timeout,
+            dead_after: self.dead_after,
+        })
     }
 
     /// Seconds per timestep (0.48 us for 1500 B at 25 Gbps).
@@ -194,6 +232,28 @@ impl SimConfig {
                     "staleness must be a non-negative number, got {}",
                     self.allreduce_stale
                 ),
+            );
+        }
+        let l = &self.loss;
+        for (field, p) in [
+            ("drop", l.drop),
+            ("duplicate", l.duplicate),
+            ("reorder", l.reorder),
+        ] {
+            if !(0.0..1.0).contains(&p) {
+                return bad(field, format!("a probability must be in [0, 1), got {p}"));
+            }
+        }
+        if l.reorder_max == 0 {
+            return bad(
+                "reorder",
+                "the largest delay must be at least 1 timestep".into(),
+            );
+        }
+        if self.resend_timeout == 0 || self.dead_after == 0 {
+            return bad(
+                "resend-timeout",
+                "the timer period and the dead-peer bound must be at least 1".into(),
             );
         }
         if let Some(e) = self.grant.global_exponent {

@@ -3,14 +3,20 @@
 //! packets, up to `rx_rate` data packets), grants, then sends at most one data packet; every
 //! busy switch port forwards what its capacity allows. Receiving before granting and granting
 //! before sending makes a grant-to-data loop exactly 4 hops: RTT = 8 timesteps in a rack.
+//!
+//! The nodes are driven through their sans-IO contract only (`coflowkit_shuffle::proto::node`):
+//! a packet landing at a host is handled at once and its replies (ACKs) leave in the same
+//! timestep (`poll_control`); once per timestep, after every arrival, each host polls
+//! `poll_transmit` for its grants and one data packet. Time is the timestep.
 
 use std::collections::VecDeque;
 
 use coflowkit_shuffle::matrix::PacketMatrix;
-use coflowkit_shuffle::proto::{Kind, Node, NodeSpec, Packet, Protocol};
+use coflowkit_shuffle::proto::{Clock, Kind, Node, NodeSpec, Packet, Protocol};
 
 use crate::bounds::Bounds;
 use crate::config::{Priorities, SimConfig, SimError};
+use crate::loss::{Impair, LossCounts};
 use crate::network::{Port, Wheel, HOST};
 use crate::preempt::NodeSchedule;
 use crate::topology::Topology;
@@ -77,6 +83,10 @@ pub struct Sim {
     pub(crate) peak_port_class: [u64; 3],
     /// Sum over timesteps of the data queued in each port class (same classes).
     pub(crate) class_sum: [u64; 3],
+    /// Wire impairments (None: a loss-free wire) and the packets they release this timestep.
+    impair: Option<Impair>,
+    released: Vec<(u32, Packet)>,
+    spare: Vec<Packet>,
 }
 
 impl Sim {
@@ -89,8 +99,12 @@ impl Sim {
         let gamma = bounds.lower();
         let mut nodes = Vec::with_capacity(n);
         let mut data_total = 0;
+        let recovery = cfg.recovery();
         for i in 0..n {
-            let expected = (0..n).filter(|&s| s != i && m.get(s, i) > 0).count() as u32;
+            let senders: Vec<u32> = (0..n)
+                .filter(|&s| s != i && m.get(s, i) > 0)
+                .map(|s| s as u32)
+                .collect();
             let row = &m.packets[i * n..(i + 1) * n];
             data_total += row
                 .iter()
@@ -101,10 +115,12 @@ impl Sim {
             nodes.push(Node::new(&NodeSpec {
                 id: i,
                 out_sizes: row,
-                expected_in: expected,
+                senders: &senders,
                 protocol: &protocol,
                 grant: &cfg.grant,
                 madd_gamma: (gamma.num, gamma.den),
+                clock: Clock::default(),
+                recovery,
                 seed: cfg.seed,
             }));
         }
@@ -197,6 +213,9 @@ impl Sim {
             occupancy_sum: vec![0; topo.racks + 1],
             peak_port_class: [0; 3],
             class_sum: [0; 3],
+            impair: cfg.loss.on().then(|| Impair::new(cfg.loss, cfg.seed)),
+            released: Vec::new(),
+            spare: Vec::new(),
             topo,
             bounds,
         };
@@ -214,9 +233,12 @@ impl Sim {
                 sim.nodes[i].set_overcommit_share(m.in_network(i), busiest);
             }
         }
+        // Announcements at time 0.
         for i in 0..n {
             let mut out = std::mem::take(&mut sim.scratch);
-            sim.nodes[i].start(&mut out);
+            while let Some(p) = sim.nodes[i].poll_control() {
+                out.push(p);
+            }
             sim.flush(i, &mut out);
             sim.scratch = out;
         }
@@ -250,6 +272,11 @@ impl Sim {
         &self.nodes[i]
     }
 
+    /// What the wire impairments did (None: a loss-free wire).
+    pub fn loss_counts(&self) -> Option<LossCounts> {
+        self.impair.as_ref().map(|im| im.counts)
+    }
+
     /// All data delivered.
     pub fn finished(&self) -> bool {
         self.data_done == self.data_total
@@ -270,23 +297,39 @@ impl Sim {
     /// way is prioritized would cross each switch in the timestep it lands, so it is sent
     /// straight to its host with the whole path's latency (same arrival, fewer wheel visits).
     fn flush(&mut self, host: usize, out: &mut Vec<Packet>) {
-        let at = self.topo.rack_of[host];
-        for p in out.drain(..) {
-            if p.kind != Kind::Data {
-                let same = self.topo.rack_of[p.dst as usize] == at;
-                let direct = match self.cfg.priorities {
-                    Priorities::None => None,
-                    Priorities::Edge => same.then_some(2),
-                    Priorities::All => Some(if same { 2 } else { 4 }),
-                };
-                if let Some(hops) = direct {
-                    self.hops += hops - 1;
-                    self.wheel.send_hops(self.now, hops, HOST, p);
-                    continue;
-                }
+        if let Some(im) = &mut self.impair {
+            let mut kept = std::mem::take(&mut self.spare);
+            for p in out.drain(..) {
+                im.send(self.now, host as u32, p, &mut kept);
             }
-            self.wheel.send(self.now, at, p);
+            for p in kept.drain(..) {
+                self.put(host, p);
+            }
+            self.spare = kept;
+            return;
         }
+        for p in out.drain(..) {
+            self.put(host, p);
+        }
+    }
+
+    /// Puts one packet on host `host`'s uplink.
+    fn put(&mut self, host: usize, p: Packet) {
+        let at = self.topo.rack_of[host];
+        if p.kind != Kind::Data {
+            let same = self.topo.rack_of[p.dst as usize] == at;
+            let direct = match self.cfg.priorities {
+                Priorities::None => None,
+                Priorities::Edge => same.then_some(2),
+                Priorities::All => Some(if same { 2 } else { 4 }),
+            };
+            if let Some(hops) = direct {
+                self.hops += hops - 1;
+                self.wheel.send_hops(self.now, hops, HOST, p);
+                return;
+            }
+        }
+        self.wheel.send(self.now, at, p);
     }
 
     fn enqueue(&mut self, port: usize, p: Packet) {
@@ -338,6 +381,18 @@ impl Sim {
                 pt.cap_milli = v.redraw(now);
             }
         }
+        // 0. Packets the impaired wire held back go on now.
+        if self.impair.as_ref().is_some_and(Impair::holding) {
+            let mut rel = std::mem::take(&mut self.released);
+            if let Some(im) = &mut self.impair {
+                im.release(now, &mut rel);
+            }
+            for (h, p) in rel.drain(..) {
+                moved = true;
+                self.put(h as usize, p);
+            }
+            self.released = rel;
+        }
         // 1. Packets landing now.
         let landing = self.wheel.take(now);
         if !landing.is_empty() {
@@ -358,7 +413,10 @@ impl Sim {
                     && (p.kind != Kind::Data || self.rx_room(h))
                 {
                     let mut out = std::mem::take(&mut self.scratch);
-                    self.receive(h, p, &mut out);
+                    self.receive(h, p);
+                    while let Some(r) = self.nodes[h].poll_control() {
+                        out.push(r);
+                    }
                     if !out.is_empty() {
                         self.flush(h, &mut out);
                     }
@@ -397,27 +455,38 @@ impl Sim {
                 continue; // its NIC queues what lands; its logic waits
             }
             if !self.rx[h].is_empty() {
-                self.drain_rx(h, &mut out);
+                self.drain_rx(h);
             }
-            let before = out.len();
-            self.nodes[h].poll_grants(&mut out);
-            if self.cfg.audit && out.len() > before {
+            let node = &mut self.nodes[h];
+            if node.poll_timeout().is_some_and(|t| t <= now) {
+                node.handle_timeout(now);
+            }
+            // Replies to the packets just handled, the grants decided on them, one data packet.
+            let (mut data, mut granted) = (false, false);
+            while let Some(p) = node.poll_transmit(now, !data) {
+                match p.kind {
+                    Kind::Data => {
+                        if self.cfg.audit {
+                            let a = self.allowed[h * self.n + p.dst as usize];
+                            if p.seq >= a.max(p.unsched) {
+                                self.violations += 1;
+                            }
+                        }
+                        data = true;
+                        sent += 1;
+                        self.host_tx_end[h] = now + 1;
+                    }
+                    Kind::Grant => granted = true,
+                    _ => {}
+                }
+                out.push(p);
+            }
+            if self.cfg.audit && granted {
                 if let Some((o, max)) = self.nodes[h].grant_budget() {
                     if o > max {
                         self.violations += 1;
                     }
                 }
-            }
-            if let Some(d) = self.nodes[h].poll_send(now) {
-                if self.cfg.audit {
-                    let a = self.allowed[h * self.n + d.dst as usize];
-                    if d.seq >= a.max(d.unsched) {
-                        self.violations += 1;
-                    }
-                }
-                sent += 1;
-                self.host_tx_end[h] = now + 1;
-                out.push(d);
             }
             if !out.is_empty() {
                 moved = true;
@@ -530,10 +599,25 @@ impl Sim {
         self.rx_used[h] < self.cfg.rx_rate
     }
 
-    /// Host `h` processes one packet.
-    fn receive(&mut self, h: usize, p: Packet, out: &mut Vec<Packet>) {
+    /// Host `h` processes one packet; its replies wait in the node.
+    fn receive(&mut self, h: usize, p: Packet) {
         if p.kind == Kind::Data {
             self.rx_used[h] += 1;
+        } else if self.cfg.audit && matches!(p.kind, Kind::Grant | Kind::Resend) {
+            // A RESEND grants what it asks for.
+            let a = &mut self.allowed[p.dst as usize * self.n + p.src as usize];
+            let upto = match p.kind {
+                Kind::Grant => p.seq,
+                _ => p.seq.saturating_add(p.total),
+            };
+            *a = (*a).max(upto);
+        }
+        let node = &mut self.nodes[h];
+        let (completed, delivered) = (node.inbox().completed, node.inbox().delivered);
+        node.handle_packet(self.now, &p);
+        let inbox = node.inbox();
+        // Only packets new to the application count (not duplicates or retransmissions).
+        if inbox.delivered > delivered {
             self.data_done += 1;
             self.last_rx = self.now;
             self.host_rx_end[h] = self.now + 1;
@@ -541,32 +625,23 @@ impl Sim {
                 let k = (p.dst as usize + self.n - p.src as usize) % self.n;
                 self.step_left[k] -= 1;
             }
-        } else if p.kind == Kind::Grant && self.cfg.audit {
-            let a = &mut self.allowed[p.dst as usize * self.n + p.src as usize];
-            *a = (*a).max(p.seq);
         }
-        if p.kind == Kind::Data {
-            let before = self.nodes[h].inbox().completed;
-            self.nodes[h].on_packet(&p, out);
-            if self.nodes[h].inbox().completed > before {
-                *self
-                    .done_series
-                    .last_mut()
-                    .expect("pushed at the start of the step") += 1;
-            }
-        } else {
-            self.nodes[h].on_packet(&p, out);
+        if inbox.completed > completed {
+            *self
+                .done_series
+                .last_mut()
+                .expect("pushed at the start of the step") += 1;
         }
     }
 
     /// Host `h` works through its RX backlog: every control packet, data up to its budget.
-    fn drain_rx(&mut self, h: usize, out: &mut Vec<Packet>) {
+    fn drain_rx(&mut self, h: usize) {
         while let Some(&p) = self.rx[h].front() {
             if p.kind == Kind::Data && !self.rx_room(h) {
                 break;
             }
             self.rx[h].pop_front();
-            self.receive(h, p, out);
+            self.receive(h, p);
         }
     }
 

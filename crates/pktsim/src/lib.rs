@@ -9,6 +9,7 @@
 mod bounds;
 mod config;
 mod engine;
+mod loss;
 mod network;
 mod oracle;
 mod preempt;
@@ -19,9 +20,10 @@ mod variation;
 pub use bounds::{Bounds, Steps};
 pub use config::{LocalBytes, Placement, Priorities, SimConfig, SimError};
 pub use engine::Sim;
+pub use loss::{Loss, LossCounts};
 pub use oracle::Oracles;
 pub use preempt::{NodeSchedule, Preemption, Replay};
-pub use report::{SimReport, UtilSample};
+pub use report::{LossReport, SimReport, UtilSample};
 pub use topology::Topology;
 pub use variation::{PortVariation, Variation};
 

@@ -67,6 +67,23 @@ pub struct SimReport {
     /// Fraction of the non-empty messages received in full by the end of each utilization
     /// sample's interval (thesis Figure 6.3).
     pub messages_done: Vec<f64>,
+    /// The impaired wire and loss recovery at work (only when the wire was impaired).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossReport>,
+}
+
+/// What the wire did and what loss recovery did about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossReport {
+    pub dropped: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    /// Data packets sent again (answers to RESENDs and sender probes).
+    pub retransmissions: u64,
+    /// Data packets that reached a receiver that already had them.
+    pub duplicates_received: u64,
+    /// Nodes that declared a peer dead (never right here: nobody dies in the simulator).
+    pub dead_peers: u64,
 }
 
 /// Fraction of host uplinks and downlinks carrying data at `time_s` (each in [0, 1]).
@@ -116,6 +133,17 @@ impl SimReport {
             * pb as f64;
         let avg_core = sim.occupancy_sum[racks] as f64 / run_steps * pb as f64;
         let errors: u64 = (0..n).map(|i| sim.node(i).inbox().errors).sum();
+        let loss = sim.loss_counts().map(|c| {
+            let nodes = (0..n).map(|i| sim.node(i));
+            LossReport {
+                dropped: c.dropped,
+                duplicated: c.duplicated,
+                reordered: c.reordered,
+                retransmissions: nodes.clone().map(|x| x.retransmissions).sum(),
+                duplicates_received: nodes.clone().map(|x| x.inbox().duplicates).sum(),
+                dead_peers: nodes.filter(|x| x.dead_peer().is_some()).count() as u64,
+            }
+        });
         let peak_tor = sim.peak_switch[..sim.topo.racks]
             .iter()
             .copied()
@@ -168,6 +196,7 @@ impl SimReport {
             violations: sim.violations + errors,
             utilization: utilization(&sim.up_series, &sim.down_series, n, ts, cfg.util_samples),
             messages_done: cumulative(&sim.done_series, sim.messages, cfg.util_samples),
+            loss,
         }
     }
 }

@@ -57,7 +57,7 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     Config(String),
     #[error(transparent)]
-    Netns(#[from] crate::netns::NetnsError),
+    Netns(#[from] coflowkit_testbed::NetnsError),
 }
 
 /// An error and its causes, `a: b: c` (tonic's transport errors say little at the top).

@@ -9,7 +9,8 @@
 //!   share without a coordinator, re-registers its soft state when it returns, and recovers its
 //!   spilled objects when restarted on the same data dir.
 //! - [`Client`]: `register`, `put`, `get`, `unregister`.
-//! - [`netns`]: an emulated cluster of network namespaces with `tc` rate limits per host.
+//! - [`HostRuntime`]: a tokio runtime inside one host of the emulated cluster of
+//!   `coflowkit_testbed` (network namespaces with `tc` rate limits per host).
 //! - [`tls`]: optional TLS on both planes ([`TlsServer`], [`TlsClient`]).
 //!
 //! See docs/runtime.md for the architecture and the decisions.
@@ -20,7 +21,7 @@ pub mod coordinator;
 pub mod daemon;
 pub mod error;
 pub mod frame;
-pub mod netns;
+mod host_runtime;
 pub mod pacer;
 pub mod proto;
 pub mod replay;
@@ -33,5 +34,6 @@ pub use client::{Client, ClientConfig, CoflowId, CoflowOptions, CoflowWriter};
 pub use coordinator::CoordinatorConfig;
 pub use daemon::DaemonConfig;
 pub use error::{Error, Result};
+pub use host_runtime::HostRuntime;
 pub use running::Running;
 pub use tls::{TlsClient, TlsServer};

@@ -1,6 +1,6 @@
 //! Replaying a trace as real transfers on one machine: a coordinator and one daemon per host on
 //! loopback sockets (or, with `netns`, each host in its own network namespace behind `tc` rate
-//! limits; see [`crate::netns`]), a client per host. Every coflow's data is put on its senders' daemons before
+//! limits; see `coflowkit_testbed`), a client per host. Every coflow's data is put on its senders' daemons before
 //! the clock starts (mappers write their output before the shuffle), and at the coflow's arrival
 //! its receivers `get` every flow at once; the coflow completes when the last get does.
 //!
@@ -24,8 +24,8 @@ use crate::client::{Client, ClientConfig, CoflowOptions};
 use crate::coordinator::{self, CoordinatorConfig};
 use crate::daemon::{self, DaemonConfig};
 use crate::error::{Error, Result};
-use crate::netns::{HostRuntime, NetnsCluster};
-use crate::{rpc, Running, Token};
+use crate::{rpc, HostRuntime, Running, Token};
+use coflowkit_testbed::NetnsCluster;
 
 /// How a replay runs.
 #[derive(Debug, Clone)]
@@ -35,7 +35,7 @@ pub struct ReplayConfig {
     /// NIC of each host (one per host), bytes per second each way: paced by the daemons, or,
     /// with `netns`, the `tc` rate of the host's veth (on the wire).
     pub nic_bytes_per_s: Vec<f64>,
-    /// Each host in its own network namespace (needs root; see [`crate::netns::available`]).
+    /// Each host in its own network namespace (needs root; see `coflowkit_testbed::available`).
     pub netns: bool,
     pub mem_limit_bytes: u64,
     /// Spill directory root (one sub-directory per daemon); `None` keeps everything in memory.
@@ -110,7 +110,9 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     // Each host's client runs where the host is: its sockets (to the coordinator, its puts to
     // its daemon, its gets from others) start on that host's runtime.
     let runtimes: Vec<HostRuntime> = match &net {
-        Some(n) => (0..hosts).map(|h| n.runtime(h)).collect::<Result<_, _>>()?,
+        Some(n) => (0..hosts)
+            .map(|h| HostRuntime::new(n, h))
+            .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
     let handles: Vec<Handle> = match runtimes.is_empty() {

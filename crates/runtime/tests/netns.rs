@@ -8,14 +8,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use coflowkit_model::{Coflow, Flow, Trace};
-use coflowkit_runtime::netns::{self, HostRuntime, NetnsCluster};
 use coflowkit_runtime::proto::Empty;
 use coflowkit_runtime::replay::{replay, ReplayConfig};
 use coflowkit_runtime::{
     coordinator, daemon, Client, ClientConfig, CoflowOptions, CoordinatorConfig, DaemonConfig,
-    Token,
+    HostRuntime, Token,
 };
 use coflowkit_sched::{SchedOptions, SchedulerKind};
+use coflowkit_testbed::{self as netns, NetnsCluster};
 
 mod common;
 use common::bytes;
@@ -145,7 +145,7 @@ fn tc_limits_each_hosts_uplink_and_downlink_and_nothing_is_left() {
         let sent = rx_bytes(&format!("{prefix}c{h}"));
         assert!(sent > 0, "host {h} sent nothing over its control NIC");
     }
-    let runtimes: Vec<_> = (0..3).map(|h| net.runtime(h).unwrap()).collect();
+    let runtimes: Vec<_> = (0..3).map(|h| HostRuntime::new(&net, h).unwrap()).collect();
     let clients: Vec<Client> = (0..3)
         .map(|h| {
             let c = ClientConfig::new(&caddr, &daemons[h].addr().to_string(), token());

@@ -137,7 +137,7 @@ fn sender_never_sends_beyond_its_grants() {
         4,
     );
     let mut sent = [0u32; 3];
-    while let Some(p) = s.poll_send(0) {
+    while let Some(p) = s.poll_send() {
         sent[p.dst as usize] += 1;
     }
     assert_eq!(
@@ -154,7 +154,7 @@ fn sender_never_sends_beyond_its_grants() {
         unsched: 0,
         seed: 0,
     });
-    while let Some(p) = s.poll_send(1) {
+    while let Some(p) = s.poll_send() {
         sent[p.dst as usize] += 1;
     }
     assert_eq!(sent[1], 6);

@@ -79,10 +79,11 @@ impl GrpfReceiver {
         self.max_out
     }
 
-    pub fn on_packet(&mut self, p: &Packet, out: &mut Vec<Packet>) {
+    pub fn on_packet(&mut self, p: &Packet, out: &mut Vec<Packet>) -> Arrival {
         let j = p.src as usize;
-        match self.inbox.arrive(p, out) {
-            Arrival::Nothing => return,
+        let arrival = self.inbox.arrive(p, out);
+        match arrival {
+            Arrival::Nothing | Arrival::Repeat => return arrival,
             Arrival::Announced => {
                 self.rx_left += p.total as u64;
                 self.total_out += p.unsched as u64;
@@ -97,6 +98,7 @@ impl GrpfReceiver {
             }
         }
         self.place(j);
+        arrival
     }
 
     fn threshold(&self, j: usize) -> Option<u64> {

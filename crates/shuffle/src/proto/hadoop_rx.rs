@@ -43,7 +43,7 @@ impl HadoopReceiver {
         }
     }
 
-    pub fn on_packet(&mut self, p: &Packet, out: &mut Vec<Packet>) {
+    pub fn on_packet(&mut self, p: &Packet, out: &mut Vec<Packet>) -> Arrival {
         let j = p.src as usize;
         let arrival = self.inbox.arrive(p, out);
         if matches!(arrival, Arrival::Announced | Arrival::Data { first: true }) {
@@ -55,6 +55,7 @@ impl HadoopReceiver {
         if matches!(arrival, Arrival::Data { .. }) && self.active[j] {
             self.dirty.push(j as u32);
         }
+        arrival
     }
 
     pub fn poll_grants(&mut self, out: &mut Vec<Packet>) {

@@ -35,6 +35,33 @@ impl LockstepSender {
         }
     }
 
+    /// Packet `k` of the message to `j`: every packet is unscheduled.
+    pub fn packet(&self, j: usize, k: u32) -> Packet {
+        Packet {
+            kind: Kind::Data,
+            src: self.id as u32,
+            dst: j as u32,
+            seq: k,
+            total: self.total[j],
+            unsched: self.total[j],
+            seed: 0,
+        }
+    }
+
+    /// Packets of the message to `j`, and how many have been sent (all of it in earlier
+    /// steps, none in later ones).
+    pub fn sent(&self, j: usize) -> (u32, u32) {
+        let n = self.total.len();
+        let k = (j + n - self.id) % n;
+        let sent = match k.cmp(&self.step) {
+            _ if k == 0 => 0,
+            std::cmp::Ordering::Less => self.total[j],
+            std::cmp::Ordering::Equal => self.sent,
+            std::cmp::Ordering::Greater => 0,
+        };
+        (self.total[j], sent)
+    }
+
     pub fn poll_send(&mut self) -> Option<Packet> {
         let n = self.total.len();
         if self.step >= n {
@@ -44,15 +71,7 @@ impl LockstepSender {
         if self.sent >= self.total[j] {
             return None;
         }
-        let p = Packet {
-            kind: Kind::Data,
-            src: self.id as u32,
-            dst: j as u32,
-            seq: self.sent,
-            total: self.total[j],
-            unsched: self.total[j],
-            seed: 0,
-        };
+        let p = self.packet(j, self.sent);
         self.sent += 1;
         Some(p)
     }

@@ -1,5 +1,7 @@
 //! MADD (Varys) pacing as a sender: every message goes at `size / Gamma`, where Gamma (the
-//! minimum completion time over all links, in timesteps) is computed centrally and handed in.
+//! minimum completion time over all links, in packet times: one packet at line rate, the
+//! simulator's timestep) is computed centrally and handed in. `Node` converts the driver's
+//! clock to packet times (`Clock`).
 //! The fractional credit counter of the thesis is kept as each packet's release time,
 //! `ceil(k * Gamma / size)`; among released packets the earliest release goes first, and ties
 //! go round from the sender's own index (`heap::rotated`): across senders that is a Latin
@@ -40,7 +42,7 @@ impl MaddSender {
         s
     }
 
-    /// Timestep at which packet `k` of the message to `j` may go.
+    /// Packet time at which packet `k` of the message to `j` may go.
     pub fn release(&self, j: usize, k: u32) -> u64 {
         let size = self.total[j] as u128;
         (k as u128 * self.num).div_ceil(self.den * size) as u64
@@ -56,20 +58,31 @@ impl MaddSender {
             .set_tie(j, u64::MAX - at, rotated(self.id, j, self.total.len()));
     }
 
+    /// Packet `k` of the message to `j`: every packet is unscheduled.
+    pub fn packet(&self, j: usize, k: u32) -> Packet {
+        Packet {
+            kind: Kind::Data,
+            src: self.id as u32,
+            dst: j as u32,
+            seq: k,
+            total: self.total[j],
+            unsched: self.total[j],
+            seed: 0,
+        }
+    }
+
+    /// Packets of the message to `j`, and how many have been sent.
+    pub fn sent(&self, j: usize) -> (u32, u32) {
+        (self.total[j], self.sent[j])
+    }
+
+    /// The next packet released by packet time `now`, if any.
     pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
         let (j, k) = self.ready.peek()?;
         if u64::MAX - k > now {
             return None;
         }
-        let p = Packet {
-            kind: Kind::Data,
-            src: self.id as u32,
-            dst: j as u32,
-            seq: self.sent[j],
-            total: self.total[j],
-            unsched: self.total[j],
-            seed: 0,
-        };
+        let p = self.packet(j, self.sent[j]);
         self.sent[j] += 1;
         self.reschedule(j);
         Some(p)

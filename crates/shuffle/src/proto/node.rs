@@ -1,18 +1,48 @@
-//! One node of a shuffle: a sending half and a receiving half behind one sans-IO interface.
-//! A driver (the packet simulator, later a UDP transport) feeds it packets and the time and
-//! polls it for packets; the node has no clock and does no I/O.
+//! One node of a shuffle: a sending half and a receiving half behind one sans-IO contract, in
+//! the style of quinn-proto's `Connection`: packets and the time go in, packets and the next
+//! timer come out. The node has no clock, no socket and no thread; the packet simulator and
+//! the UDP transport drive the same code.
+//!
+//! # The contract
+//!
+//! Time is a plain `u64` in the driver's unit (the simulator's timestep, a transport's
+//! nanosecond) and **never goes backwards** across the calls on one node. Call order:
+//!
+//! 1. `handle_packet(now, p)` for each packet that arrives. Replies (ACKs, answers to probes
+//!    and RESENDs) are queued inside the node.
+//! 2. `handle_timeout(now)` once `now >= poll_timeout()` (early or late calls are harmless).
+//! 3. `poll_transmit(now, data_ok)` until it returns `None`: queued control packets first
+//!    (announcements, ACKs, RESENDs, answers), then the grants the receiver decides on now,
+//!    over every packet handled so far, then at most one DATA packet per call if `data_ok`
+//!    (retransmissions before new data). A driver whose link has room for k packets calls with
+//!    `data_ok` until it got k DATA packets, then with `false` until `None`.
+//! 4. `poll_timeout()` for the next timer; `is_done()` and `dead_peer()` for the end.
+//!
+//! Grant decisions are made only in `poll_transmit`, so a driver that handles a batch of
+//! packets before polling decides once on the whole batch. A driver that wants replies on the
+//! wire at once but decisions once per batch (the simulator: ACKs leave in the timestep a
+//! packet lands, grants once per timestep after every arrival) drains `poll_control` after
+//! each `handle_packet` and calls `poll_transmit` once per batch.
+//!
+//! A few inputs exist only where a driver knows more than one node can (documented on each
+//! method): the lockstep barrier (`on_barrier`), GlobalSched's all-reduced maximum
+//! (`set_global_max`), and pro rata overcommitment's share (`set_overcommit_share`).
+
+use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::clock::Clock;
 use super::config::{GrantOptions, Protocol, PushOrder};
 use super::grpf_rx::GrpfReceiver;
 use super::hadoop_rx::HadoopReceiver;
-use super::inbox::Inbox;
+use super::inbox::{Arrival, Inbox};
 use super::lockstep::LockstepSender;
 use super::madd::MaddSender;
 use super::packet::{Kind, Packet};
 use super::priority::mix;
+use super::recovery::{Probe, Recovery, Watch};
 use super::sender::{GrantSender, SendOrder};
 
 #[allow(clippy::large_enum_variant)]
@@ -33,18 +63,43 @@ pub enum Receiver {
     Sink(Inbox),
 }
 
+impl Sender {
+    /// Packets of the message to `j` and how many have been sent.
+    fn sent(&self, j: usize) -> (u32, u32) {
+        match self {
+            Sender::Grant(s) => s.sent(j),
+            Sender::Madd(s) => s.sent(j),
+            Sender::Lockstep(s) => s.sent(j),
+        }
+    }
+
+    fn packet(&self, j: usize, k: u32) -> Packet {
+        match self {
+            Sender::Grant(s) => s.packet(j, k),
+            Sender::Madd(s) => s.packet(j, k),
+            Sender::Lockstep(s) => s.packet(j, k),
+        }
+    }
+}
+
 /// Everything a node needs to start.
 #[derive(Debug, Clone)]
 pub struct NodeSpec<'a> {
     pub id: usize,
-    /// Packets this node sends to each node (its row of the packet matrix).
+    /// Packets this node sends to each node (its row of the packet matrix; the diagonal is
+    /// local and ignored). A real driver sends every message as at least one packet.
     pub out_sizes: &'a [u64],
-    /// Incoming messages that carry data (known in advance only to protocols that say so).
-    pub expected_in: u32,
+    /// The nodes with a message for this one (a real all-to-all: every other node). Receivers
+    /// that wait for every sender count them; loss recovery asks the silent ones.
+    pub senders: &'a [u32],
     pub protocol: &'a Protocol,
     pub grant: &'a GrantOptions,
-    /// MADD's Gamma in timesteps, as num / den.
+    /// MADD's Gamma in packet times, as num / den.
     pub madd_gamma: (u64, u64),
+    /// The driver's time unit (default: the simulator's timesteps from 0).
+    pub clock: Clock,
+    /// Loss recovery (None: off, as in the loss-free simulator).
+    pub recovery: Option<Recovery>,
     pub seed: u64,
 }
 
@@ -52,7 +107,23 @@ pub struct NodeSpec<'a> {
 pub struct Node {
     pub sender: Sender,
     pub receiver: Receiver,
-    announce_all: bool,
+    id: usize,
+    clock: Clock,
+    /// Control packets waiting for the driver: `ctrl[head..]`.
+    ctrl: Vec<Packet>,
+    head: usize,
+    /// DATA retransmissions waiting: (peer, first packet, end).
+    retx: VecDeque<(u32, u32, u32)>,
+    /// Something happened since the receiver last decided on grants.
+    stale: bool,
+    acked: Vec<bool>,
+    unacked: u32,
+    /// Per node: it has a message for this one.
+    expect: Vec<bool>,
+    watch: Option<Watch>,
+    now: u64,
+    /// DATA packets sent again (answers to RESENDs and probes).
+    pub retransmissions: u64,
 }
 
 impl Node {
@@ -63,6 +134,7 @@ impl Node {
         let seeds: Vec<u64> = (0..n).map(|j| mix(node_seed, j as u64 + 1)).collect();
         let rng = ChaCha8Rng::seed_from_u64(node_seed);
         let g = s.grant;
+        let expected = s.senders.len() as u32;
         let (sender, receiver) = match *s.protocol {
             Protocol::Grant(policy) => (
                 Sender::Grant(
@@ -80,7 +152,7 @@ impl Node {
                 Receiver::Grpf(GrpfReceiver::new(
                     s.id,
                     n,
-                    s.expected_in,
+                    expected,
                     GrantOptions {
                         policy,
                         ..g.clone()
@@ -100,7 +172,7 @@ impl Node {
                 Receiver::Hadoop(HadoopReceiver::new(
                     s.id,
                     n,
-                    s.expected_in,
+                    expected,
                     connections,
                     g.rtt_packets,
                     rng,
@@ -113,11 +185,11 @@ impl Node {
                     s.madd_gamma.0,
                     s.madd_gamma.1,
                 )),
-                Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
+                Receiver::Sink(Inbox::new(s.id, n, expected)),
             ),
             Protocol::Lockstep => (
                 Sender::Lockstep(LockstepSender::new(s.id, s.out_sizes)),
-                Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
+                Receiver::Sink(Inbox::new(s.id, n, expected)),
             ),
             Protocol::Push(order) => {
                 let order = match order {
@@ -130,79 +202,253 @@ impl Node {
                         GrantSender::new(s.id, s.out_sizes, &seeds, order, false, none, 0)
                             .unscheduled_all(),
                     ),
-                    Receiver::Sink(Inbox::new(s.id, n, s.expected_in)),
+                    Receiver::Sink(Inbox::new(s.id, n, expected)),
                 )
             }
         };
         // Hadoop-C and the push strawmen keep the thesis' announcements (messages without
-        // unscheduled data only); the GRPF family follows its option.
+        // unscheduled data only); the GRPF family follows its option. They go first.
         let announce_all = matches!(s.protocol, Protocol::Grant(_)) && g.announce_all;
+        let mut ctrl = Vec::new();
+        if let Sender::Grant(snd) = &sender {
+            snd.start(announce_all, &mut ctrl);
+        }
+        let acked: Vec<bool> = (0..n).map(|j| j == s.id || s.out_sizes[j] == 0).collect();
+        let mut expect = vec![false; n];
+        for &j in s.senders {
+            expect[j as usize] = true;
+        }
         Node {
             sender,
             receiver,
-            announce_all,
+            id: s.id,
+            clock: s.clock,
+            ctrl,
+            head: 0,
+            retx: VecDeque::new(),
+            stale: true,
+            unacked: acked.iter().filter(|&&a| !a).count() as u32,
+            acked,
+            expect,
+            watch: s.recovery.map(|r| Watch::new(r, n, s.clock.start)),
+            now: s.clock.start,
+            retransmissions: 0,
         }
     }
 
-    /// Packets to send at time 0 (announcements of messages without unscheduled data).
-    pub fn start(&mut self, out: &mut Vec<Packet>) {
-        if let Sender::Grant(s) = &mut self.sender {
-            s.start(self.announce_all, out);
-        }
+    fn advance(&mut self, now: u64) {
+        debug_assert!(now >= self.now, "time went backwards: {now} < {}", self.now);
+        self.now = self.now.max(now);
     }
 
-    /// One arriving packet; replies (ACKs) go to `out`.
-    pub fn on_packet(&mut self, p: &Packet, out: &mut Vec<Packet>) {
+    /// A packet arrived at `now`. Replies are queued for `poll_control` / `poll_transmit`.
+    /// A packet from outside the operation (or from this node) is ignored: the wire layer
+    /// counts such packets, the node never panics on them.
+    pub fn handle_packet(&mut self, now: u64, p: &Packet) {
+        self.advance(now);
+        let j = p.src as usize;
+        if j >= self.acked.len() || j == self.id {
+            return;
+        }
+        self.stale = true;
+        if let Some(w) = &mut self.watch {
+            w.heard(j);
+        }
         match p.kind {
             Kind::Grant => {
                 if let Sender::Grant(s) = &mut self.sender {
                     s.on_grant(p);
                 }
+                if let Some(w) = &mut self.watch {
+                    w.tx_moved(j);
+                }
             }
             Kind::Ack => {
-                if let Sender::Grant(s) = &mut self.sender {
-                    s.on_ack(p);
+                if !self.acked[j] {
+                    self.acked[j] = true;
+                    self.unacked -= 1;
+                }
+                if let Some(w) = &mut self.watch {
+                    w.tx_moved(j);
                 }
             }
-            Kind::Data | Kind::Announce => match &mut self.receiver {
-                Receiver::Grpf(r) => r.on_packet(p, out),
-                Receiver::Hadoop(r) => r.on_packet(p, out),
-                Receiver::Sink(b) => {
-                    b.arrive(p, out);
+            Kind::Resend => self.on_resend(p),
+            Kind::Data | Kind::Announce => {
+                let arrival = match &mut self.receiver {
+                    Receiver::Grpf(r) => r.on_packet(p, &mut self.ctrl),
+                    Receiver::Hadoop(r) => r.on_packet(p, &mut self.ctrl),
+                    Receiver::Sink(b) => b.arrive(p, &mut self.ctrl),
+                };
+                let Some(w) = &mut self.watch else { return };
+                match arrival {
+                    Arrival::Announced | Arrival::Data { .. } => w.rx_moved(j),
+                    Arrival::Repeat => self.answer_repeat(j),
+                    Arrival::Nothing => {}
                 }
-            },
+            }
         }
     }
 
-    /// Grants the receiving half wants to issue now.
-    pub fn poll_grants(&mut self, out: &mut Vec<Packet>) {
-        match &mut self.receiver {
-            Receiver::Grpf(r) => r.poll_grants(out),
-            Receiver::Hadoop(r) => r.poll_grants(out),
-            Receiver::Sink(_) => {}
+    /// A packet of a message already counted (a duplicate, a crossing retransmission, a
+    /// sender's probe): the ACK again if the message is complete (its ACK may have been lost),
+    /// else the current cumulative grant (a lost GRANT repaired, and a sign of life).
+    fn answer_repeat(&mut self, j: usize) {
+        let m = &self.inbox().msgs[j];
+        let (kind, seq) = if m.complete() {
+            (Kind::Ack, m.total)
+        } else {
+            (Kind::Grant, m.granted)
+        };
+        self.ctrl.push(Packet::control(kind, self.id, j, seq));
+    }
+
+    /// A RESEND from the receiver `p.src`: it grants the range, and the packets of it already
+    /// sent go again; a sender with none of them sent yet announces the message instead.
+    fn on_resend(&mut self, p: &Packet) {
+        let j = p.src as usize;
+        if self.acked[j] {
+            return; // complete (or no message at all): a stale RESEND
+        }
+        let (total, sent) = self.sender.sent(j);
+        let end = p.seq.saturating_add(p.total).min(total);
+        if let Sender::Grant(s) = &mut self.sender {
+            s.allow(j, end);
+        }
+        let upto = end.min(sent);
+        if p.seq < upto {
+            self.retx.push_back((j as u32, p.seq, upto));
+        } else {
+            self.ctrl.push(announcement(&self.sender, j));
         }
     }
 
-    /// The data packet to put on the uplink now, if any.
-    pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
-        match &mut self.sender {
-            Sender::Grant(s) => s.poll_send(now),
-            Sender::Madd(s) => s.poll_send(now),
+    /// The timer expired: with loss recovery, RESEND what is missing from silent senders and
+    /// probe the receivers of unacknowledged messages that made no progress in a whole period.
+    pub fn handle_timeout(&mut self, now: u64) {
+        self.advance(now);
+        let Some(w) = &mut self.watch else { return };
+        if !w.due(now) {
+            return;
+        }
+        for j in 0..self.acked.len() {
+            if j == self.id {
+                continue;
+            }
+            let inbox = match &self.receiver {
+                Receiver::Grpf(r) => &r.inbox,
+                Receiver::Hadoop(r) => &r.inbox,
+                Receiver::Sink(b) => b,
+            };
+            let m = &inbox.msgs[j];
+            let rx_owed = self.expect[j] && !m.complete() && (!m.known || m.out > 0);
+            let tx_owed = !self.acked[j];
+            match w.tick(j, rx_owed, tx_owed) {
+                Probe::None => {}
+                Probe::Resend => {
+                    let range = if m.known {
+                        inbox.missing(j)
+                    } else {
+                        Some((0, 0))
+                    };
+                    if let Some((seq, count)) = range {
+                        let mut r = Packet::control(Kind::Resend, self.id, j, seq);
+                        r.total = count;
+                        self.ctrl.push(r);
+                    }
+                }
+                Probe::Sender => match self.sender.sent(j) {
+                    (_, 0) => self.ctrl.push(announcement(&self.sender, j)),
+                    (_, sent) => self.retx.push_back((j as u32, sent - 1, sent)),
+                },
+            }
+        }
+    }
+
+    /// The next control packet already queued (announcements, ACKs, RESENDs, answers), without
+    /// deciding on new grants or data: for drivers that send replies at once and decide once
+    /// per batch of arrivals (see the module documentation).
+    pub fn poll_control(&mut self) -> Option<Packet> {
+        let p = *self.ctrl.get(self.head)?;
+        self.head += 1;
+        if self.head == self.ctrl.len() {
+            self.ctrl.clear();
+            self.head = 0;
+        }
+        Some(p)
+    }
+
+    /// The next packet to put on the wire: queued control packets, then the grants decided
+    /// now, then (if `data_ok`) one DATA packet, retransmissions first. Call until `None`.
+    pub fn poll_transmit(&mut self, now: u64, data_ok: bool) -> Option<Packet> {
+        self.advance(now);
+        if let Some(p) = self.poll_control() {
+            return Some(p);
+        }
+        if self.stale {
+            // Deciding again without a new input would grant nothing more.
+            self.stale = false;
+            match &mut self.receiver {
+                Receiver::Grpf(r) => r.poll_grants(&mut self.ctrl),
+                Receiver::Hadoop(r) => r.poll_grants(&mut self.ctrl),
+                Receiver::Sink(_) => {}
+            }
+            if let Some(w) = &mut self.watch {
+                for g in &self.ctrl {
+                    w.rx_moved(g.dst as usize);
+                }
+            }
+            if let Some(p) = self.poll_control() {
+                return Some(p);
+            }
+        }
+        if !data_ok {
+            return None;
+        }
+        if let Some((j, k, end)) = self.retx.pop_front() {
+            if k + 1 < end {
+                self.retx.push_front((j, k + 1, end));
+            }
+            self.retransmissions += 1;
+            return Some(self.sender.packet(j as usize, k));
+        }
+        let p = match &mut self.sender {
+            Sender::Grant(s) => s.poll_send(),
+            Sender::Madd(s) => s.poll_send(self.clock.packets(now)),
             Sender::Lockstep(s) => s.poll_send(),
+        }?;
+        if let Some(w) = &mut self.watch {
+            w.tx_moved(p.dst as usize);
         }
+        Some(p)
     }
 
-    /// The driver's barrier after lockstep step `step` has completed.
+    /// When the node next wants `handle_timeout`, in the driver's unit: only with loss
+    /// recovery, and only until it is done.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let w = self.watch.as_ref()?;
+        (!self.is_done()).then_some(w.next)
+    }
+
+    /// Every outgoing message acknowledged and every expected message complete. A driver
+    /// should keep handling packets a while after (Homa's lost-ACK rule): a sender whose ACK
+    /// was lost probes, and only this node can answer with the ACK again.
+    pub fn is_done(&self) -> bool {
+        self.unacked == 0 && self.inbox().done()
+    }
+
+    /// A peer declared dead: `dead_after` timer periods in a row with a probe to it and
+    /// nothing heard from it (only with loss recovery).
+    pub fn dead_peer(&self) -> Option<u32> {
+        self.watch.as_ref()?.dead
+    }
+
+    /// Lockstep's barrier after step `step` completed. Simulator-only as it stands: the
+    /// simulator sees every node's progress; a real driver realizes the barrier itself (the
+    /// group layer runs lockstep as a sequence of exchanges) and never calls this.
     pub fn on_barrier(&mut self, step: usize) {
         if let Sender::Lockstep(s) = &mut self.sender {
             s.on_barrier(step);
         }
-    }
-
-    /// The earliest time the node wants to be polled without a packet arriving. Nothing in the
-    /// ideal network needs one (no losses, so no RESEND timer yet).
-    pub fn next_timer(&self) -> Option<u64> {
-        None
     }
 
     pub fn inbox(&self) -> &Inbox {
@@ -222,15 +468,21 @@ impl Node {
         }
     }
 
-    /// Pro rata overcommitment: this node's and the busiest receiver's incoming packets.
+    /// Pro rata overcommitment (Eq. 3.11): this node's and the busiest receiver's incoming
+    /// packets. An input a real driver provides from the matrix (every rank knows it in an
+    /// all-to-all-v whose sizes were exchanged) or an all-reduce; call before any packet.
     pub fn set_overcommit_share(&mut self, own: u64, max: u64) {
+        self.stale = true;
         if let Receiver::Grpf(r) = &mut self.receiver {
             r.set_overcommit_share(own, max);
         }
     }
 
-    /// GlobalSched: the all-reduced maximum of `rx_remaining` over all receivers.
+    /// GlobalSched: the all-reduced maximum of `rx_remaining` over all receivers. The
+    /// simulator delivers it by fiat (fresh or with a modelled staleness); a real driver must
+    /// run the all-reduce itself and hand in each result when it arrives.
     pub fn set_global_max(&mut self, g: u64) {
+        self.stale = true;
         if let Receiver::Grpf(r) = &mut self.receiver {
             r.set_global_max(g);
         }
@@ -242,5 +494,14 @@ impl Node {
             Receiver::Grpf(r) => Some((r.outstanding(), r.max_outstanding())),
             _ => None,
         }
+    }
+}
+
+/// The announcement of the message to `j`: an empty DATA packet with its size, unscheduled
+/// part and seed (the answer of a sender with nothing to retransmit yet).
+fn announcement(s: &Sender, j: usize) -> Packet {
+    Packet {
+        kind: Kind::Announce,
+        ..s.packet(j, 0)
     }
 }

@@ -1,5 +1,5 @@
-//! The four packet kinds of the protocol (thesis Figure 3.12), as one small `Copy` struct so a
-//! driver can queue them by value without allocating.
+//! The packet kinds of the protocol (thesis Figure 3.12, plus the announcement), as one small
+//! `Copy` struct so a driver can queue them by value without allocating.
 
 /// What a packet is. Everything but `Data` is a control packet: tiny, and sent at high priority
 /// where the network has priorities.
@@ -14,6 +14,11 @@ pub enum Kind {
     Grant,
     /// The message from `dst` to `src` has been received in full.
     Ack,
+    /// Loss recovery (thesis §3.5): the receiver asks the sender to retransmit packets
+    /// `seq..seq + total` of the message; `total = 0` asks about a message never heard of.
+    /// It also grants those packets (a lost GRANT is recovered this way). A sender that has
+    /// none of them to retransmit answers with an announcement (it is alive, just not there yet).
+    Resend,
 }
 
 /// One packet. `src` and `dst` are node indices; a message is named by its (sender, receiver)
@@ -23,9 +28,10 @@ pub struct Packet {
     pub kind: Kind,
     pub src: u32,
     pub dst: u32,
-    /// `Data`: packet index in the message; `Grant`: packets granted so far (cumulative).
+    /// `Data`: packet index in the message; `Grant`: packets granted so far (cumulative);
+    /// `Resend`: the first packet asked for.
     pub seq: u32,
-    /// Message length in full packets (`Data`, `Announce`).
+    /// Message length in full packets (`Data`, `Announce`); `Resend`: packets asked for.
     pub total: u32,
     /// Packets of the message the sender sends without a grant (`Data`, `Announce`).
     pub unsched: u32,

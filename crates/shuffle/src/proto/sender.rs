@@ -27,10 +27,10 @@ struct OutMsg {
     allowed: u32,
     unsched: u32,
     seed: u64,
-    /// Timestep + 1 of the last transmission (0: never), for `LeastRecent` (saturates at
-    /// 2^32 - 1; a u32 keeps the record at 32 bytes).
+    /// The sender's transmission count at this message's last packet (0: never), for
+    /// `LeastRecent`: an order, not a time, so it holds however many packets a driver sends at
+    /// one instant (saturates at 2^32 - 1; a u32 keeps the record small).
     last_sent: u32,
-    acked: bool,
 }
 
 /// One node's sending half.
@@ -41,7 +41,8 @@ pub struct GrantSender {
     randomize: bool,
     msgs: Vec<OutMsg>,
     ready: IndexedHeap,
-    unacked: u32,
+    /// Data packets sent so far (first transmissions), the clock of `LeastRecent`.
+    sends: u32,
     /// Bandwidth redirection limit (None: unlimited).
     redirect: Option<Redirect>,
 }
@@ -71,14 +72,12 @@ impl GrantSender {
     ) -> Self {
         let n = sizes.len();
         let mut msgs = vec![OutMsg::default(); n];
-        let mut unacked = 0;
         for (j, m) in msgs.iter_mut().enumerate() {
             if j == id || sizes[j] == 0 {
                 continue;
             }
             m.total = u32::try_from(sizes[j]).expect("message longer than 2^32 packets");
             m.seed = seeds[j];
-            unacked += 1;
         }
         let mut s = GrantSender {
             id,
@@ -86,7 +85,7 @@ impl GrantSender {
             randomize,
             msgs,
             ready: IndexedHeap::new(n),
-            unacked,
+            sends: 0,
             redirect: None,
         };
         s.set_unscheduled(unscheduled, budget);
@@ -216,41 +215,57 @@ impl GrantSender {
 
     /// Announcements (empty DATA packets) for messages without unscheduled packets, so their
     /// receivers learn the size (§3.3); with `all`, for every message.
-    pub fn start(&mut self, all: bool, out: &mut Vec<Packet>) {
+    pub fn start(&self, all: bool, out: &mut Vec<Packet>) {
         for (j, m) in self.msgs.iter().enumerate() {
             if m.total > 0 && (all || m.unsched == 0) {
-                out.push(Packet {
-                    kind: Kind::Announce,
-                    src: self.id as u32,
-                    dst: j as u32,
-                    seq: 0,
-                    total: m.total,
-                    unsched: m.unsched,
-                    seed: m.seed,
-                });
+                out.push(self.announce(j));
             }
         }
     }
 
+    /// The announcement of the message to `j`: an empty DATA packet with its size.
+    pub fn announce(&self, j: usize) -> Packet {
+        Packet {
+            kind: Kind::Announce,
+            ..self.packet(j, 0)
+        }
+    }
+
+    /// Packet `k` of the message to `j` (for a first transmission or a retransmission).
+    pub fn packet(&self, j: usize, k: u32) -> Packet {
+        let m = &self.msgs[j];
+        Packet {
+            kind: Kind::Data,
+            src: self.id as u32,
+            dst: j as u32,
+            seq: k,
+            total: m.total,
+            unsched: m.unsched,
+            seed: m.seed,
+        }
+    }
+
+    /// Packets of the message to `j`, and how many have been sent.
+    pub fn sent(&self, j: usize) -> (u32, u32) {
+        (self.msgs[j].total, self.msgs[j].sent)
+    }
+
     pub fn on_grant(&mut self, p: &Packet) {
-        let j = p.src as usize;
+        self.allow(p.src as usize, p.seq);
+    }
+
+    /// The sender may have sent packets `0..upto` of the message to `j` in all (a cumulative
+    /// GRANT, or a RESEND, which grants what it asks for).
+    pub fn allow(&mut self, j: usize, upto: u32) {
         let m = &mut self.msgs[j];
-        if p.seq > m.allowed {
-            m.allowed = p.seq.min(m.total);
+        if upto > m.allowed {
+            m.allowed = upto.min(m.total);
             self.reschedule(j);
         }
     }
 
-    pub fn on_ack(&mut self, p: &Packet) {
-        let m = &mut self.msgs[p.src as usize];
-        if !m.acked && m.total > 0 {
-            m.acked = true;
-            self.unacked -= 1;
-        }
-    }
-
     /// The next data packet, if any message may send (one call per free uplink slot).
-    pub fn poll_send(&mut self, now: u64) -> Option<Packet> {
+    pub fn poll_send(&mut self) -> Option<Packet> {
         let (j, _) = self.ready.peek()?;
         if let Some(r) = &self.redirect {
             let (u, _) = r.unsent.peek()?;
@@ -259,25 +274,13 @@ impl GrantSender {
                 return None; // the first granted packet is too deep in the schedule
             }
         }
+        let p = self.packet(j, self.msgs[j].sent);
+        self.sends = self.sends.saturating_add(1);
         let m = &mut self.msgs[j];
-        let p = Packet {
-            kind: Kind::Data,
-            src: self.id as u32,
-            dst: j as u32,
-            seq: m.sent,
-            total: m.total,
-            unsched: m.unsched,
-            seed: m.seed,
-        };
         m.sent += 1;
-        m.last_sent = (now + 1).min(u32::MAX as u64) as u32;
+        m.last_sent = self.sends;
         self.reschedule(j);
         Some(p)
-    }
-
-    /// Every outgoing message acknowledged.
-    pub fn done(&self) -> bool {
-        self.unacked == 0
     }
 
     /// Packets of the message to `dst` sent so far, and the unscheduled part of it.
@@ -291,7 +294,7 @@ mod tests {
     use super::*;
 
     fn order(s: &mut GrantSender) -> Vec<u32> {
-        std::iter::from_fn(|| s.poll_send(0))
+        std::iter::from_fn(|| s.poll_send())
             .map(|p| p.dst)
             .collect()
     }
@@ -326,7 +329,7 @@ mod tests {
         let mut ann = Vec::new();
         s.start(false, &mut ann);
         assert_eq!(ann.len(), 2);
-        assert_eq!(s.poll_send(0), None);
+        assert_eq!(s.poll_send(), None);
         s.on_grant(&Packet::control(Kind::Grant, 2, 0, 2));
         assert_eq!(order(&mut s), vec![2, 2]);
         s.on_grant(&Packet::control(Kind::Grant, 1, 0, 1));
@@ -400,7 +403,7 @@ mod tests {
             0,
         )
         .unscheduled_all();
-        let got: Vec<u32> = (0..6).map(|t| s.poll_send(t).unwrap().dst).collect();
+        let got: Vec<u32> = (0..6).map(|_| s.poll_send().unwrap().dst).collect();
         assert_eq!(got, vec![1, 2, 3, 1, 2, 3]);
     }
 }

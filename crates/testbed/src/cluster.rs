@@ -20,14 +20,13 @@
 //! there has every socket inside the host.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::net::Ipv4Addr;
-use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use thiserror::Error;
+use crate::error::{NetnsError, Result};
+use crate::host::HostNs;
 
 /// Bytes on the wire per byte of TCP payload with MTU 1500: a full segment carries 1448 bytes
 /// (TCP timestamps on) in a 1514-byte frame as `tc` counts it. The rate of a host is the payload
@@ -41,28 +40,6 @@ pub const CONTROL_NIC: &str = "ctl0";
 
 /// Most hosts on one /24 (the bridge takes .254).
 pub const MAX_HOSTS: usize = 253;
-
-#[derive(Debug, Error)]
-pub enum NetnsError {
-    #[error("network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); running as uid {0}")]
-    NotRoot(u32),
-    #[error("network namespaces need `{0}`, which was not found (install iproute2)")]
-    Missing(&'static str),
-    #[error("`{command}` failed: {why}")]
-    Command { command: String, why: String },
-    #[error("entering network namespace {namespace}: {source}")]
-    Enter {
-        namespace: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("no free private /24 in 10.200.0.0/16 to 10.250.0.0/16 (every one overlaps a route)")]
-    NoSubnet,
-    #[error("{0}")]
-    Config(String),
-}
-
-type Result<T, E = NetnsError> = std::result::Result<T, E>;
 
 /// Whether this process can build a cluster: root, with `ip` and `tc` installed. The error says
 /// what is missing.
@@ -141,9 +118,30 @@ fn make(run: u64, args: &[&str], made: impl FnOnce(&mut Made)) -> Result<()> {
     Ok(())
 }
 
+/// How to build a cluster beyond its rates.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterOptions {
+    /// MTU of the data NICs (both ends of each data veth and the data bridge); `None` keeps the
+    /// kernel's 1500. Jumbo frames (9000) cut the per-packet cost of a datagram transport.
+    pub mtu: Option<u32>,
+}
+
 impl NetnsCluster {
     /// Build one host per rate (bytes of TCP payload per second, each way).
     pub fn create(rates_bytes_per_s: &[f64]) -> Result<NetnsCluster> {
+        Self::create_with(rates_bytes_per_s, &ClusterOptions::default())
+    }
+
+    /// [`NetnsCluster::create`] with options.
+    pub fn create_with(rates_bytes_per_s: &[f64], opts: &ClusterOptions) -> Result<NetnsCluster> {
+        if let Some(mtu) = opts.mtu {
+            // 68 is IPv4's minimum; 65535 is the most a veth or bridge accepts.
+            if !(68..=65535).contains(&mtu) {
+                return Err(NetnsError::Config(format!(
+                    "MTU {mtu}: must be 68 to 65535 bytes"
+                )));
+            }
+        }
         let n = rates_bytes_per_s.len();
         if n == 0 || n > MAX_HOSTS {
             return Err(NetnsError::Config(format!(
@@ -198,7 +196,15 @@ impl NetnsCluster {
                 ],
                 |m| m.veths.push(veth.clone()),
             )?;
+            if let Some(mtu) = opts.mtu {
+                let mtu = mtu.to_string();
+                ip(&["link", "set", &veth, "mtu", &mtu])?;
+                ip(&["-n", &ns, "link", "set", "eth0", "mtu", &mtu])?;
+            }
             ip(&["link", "set", &veth, "master", &cluster.bridge, "up"])?;
+            if let Some(mtu) = opts.mtu {
+                ip(&["link", "set", &cluster.bridge, "mtu", &mtu.to_string()])?;
+            }
             let addr = host_ip(subnet, h);
             ip(&[
                 "-n",
@@ -297,49 +303,27 @@ impl NetnsCluster {
         &self.hosts
     }
 
+    /// A handle on host `h`'s namespace, to enter it from any thread or start processes in it.
+    pub fn host_ns(&self, h: usize) -> Result<HostNs> {
+        let host = self.hosts.get(h).ok_or_else(|| {
+            NetnsError::Config(format!(
+                "no host {h} (the cluster has {})",
+                self.hosts.len()
+            ))
+        })?;
+        HostNs::open(&host.namespace)
+    }
+
     /// Run `f` on a thread inside host `h`'s namespace. Sockets it opens, and threads it starts
     /// (a tokio runtime's workers), belong to the host.
     pub fn in_host<T: Send>(&self, h: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
-        let ns = &self.hosts[h].namespace;
-        let file = File::open(format!("/run/netns/{ns}")).map_err(|source| NetnsError::Enter {
-            namespace: ns.clone(),
-            source,
-        })?;
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                enter(&file, ns)?;
-                Ok(f())
-            })
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        })
+        self.host_ns(h)?.run(f)
     }
 
-    /// A tokio runtime whose threads are inside host `h` (one worker: the hosts share the
-    /// machine's cores).
-    pub fn runtime(&self, h: usize) -> Result<HostRuntime> {
-        let ns = self.hosts[h].namespace.clone();
-        let file = Arc::new(File::open(format!("/run/netns/{ns}")).map_err(|source| {
-            NetnsError::Enter {
-                namespace: ns.clone(),
-                source,
-            }
-        })?);
-        let rt = self.in_host(h, move || {
-            // Threads inherit the namespace; entering again on start makes that explicit.
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("netns-host")
-                .on_thread_start(move || {
-                    if let Err(e) = enter(&file, &ns) {
-                        tracing::error!("{e}");
-                    }
-                })
-                .enable_all()
-                .build()
-        })?;
-        let rt = rt.map_err(|e| NetnsError::Config(format!("starting a host runtime: {e}")))?;
-        Ok(HostRuntime(Some(rt)))
+    /// A command that runs inside host `h`'s namespace (environment and working directory as
+    /// this process's, as with any [`Command`]).
+    pub fn command(&self, h: usize, program: impl AsRef<std::ffi::OsStr>) -> Result<Command> {
+        Ok(self.host_ns(h)?.command(program))
     }
 
     /// Remove everything now; errors are reported (dropping removes too, but only logs them).
@@ -357,24 +341,6 @@ impl Drop for NetnsCluster {
             if let Err(e) = undo(made) {
                 tracing::warn!("removing network namespace cluster {}: {e}", self.prefix);
             }
-        }
-    }
-}
-
-/// A tokio runtime inside a host, shut down without blocking when dropped (it may be dropped
-/// inside another runtime).
-pub struct HostRuntime(Option<tokio::runtime::Runtime>);
-
-impl HostRuntime {
-    pub fn handle(&self) -> &tokio::runtime::Handle {
-        self.0.as_ref().expect("runtime lives until drop").handle()
-    }
-}
-
-impl Drop for HostRuntime {
-    fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
         }
     }
 }
@@ -579,19 +545,6 @@ fn tbf_args(bytes_per_s: f64) -> Vec<String> {
         "latency".into(),
         "50ms".into(),
     ]
-}
-
-fn enter(file: &File, ns: &str) -> Result<()> {
-    // SAFETY: setns takes a file descriptor we own (kept open by `file`) and a flag; it changes
-    // only the calling thread's network namespace.
-    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-    if rc != 0 {
-        return Err(NetnsError::Enter {
-            namespace: ns.to_string(),
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    Ok(())
 }
 
 fn ip(args: &[&str]) -> Result<String> {
