@@ -13,15 +13,28 @@ use crate::GroupError;
 pub struct WireProto {
     pub protocol: Protocol,
     pub grant: GrantOptions,
+    /// MADD's Gamma (the busiest link's packets over the operation) as num / den, when the
+    /// caller knows the whole matrix; `None`: the transport uses this rank's own packets.
+    pub madd_gamma: Option<(u64, u64)>,
+    /// Seed of the protocol's random choices (randomized priorities, Hadoop's picks).
+    pub seed: u64,
+}
+
+impl WireProto {
+    pub fn new(protocol: Protocol) -> WireProto {
+        WireProto {
+            protocol,
+            grant: GrantOptions::default(),
+            madd_gamma: None,
+            seed: 0,
+        }
+    }
 }
 
 impl Default for WireProto {
     /// GRPF with the thesis' defaults.
     fn default() -> Self {
-        WireProto {
-            protocol: Protocol::Grant(Policy::Grpf),
-            grant: GrantOptions::default(),
-        }
+        WireProto::new(Protocol::Grant(Policy::Grpf))
     }
 }
 

@@ -6,6 +6,7 @@
 //! sockets and the same code drives the UDP transport.
 
 mod codec;
+mod endpoint;
 mod error;
 pub mod exchange;
 mod group;

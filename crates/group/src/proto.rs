@@ -1,6 +1,6 @@
 //! The protocol of one all-to-all-v, chosen per call.
 
-use coflowkit_shuffle::proto::{GrantOptions, Protocol};
+use coflowkit_shuffle::proto::Protocol;
 
 use crate::exchange::WireProto;
 use crate::schedule::high_entropy::HighEntropyOptions;
@@ -26,10 +26,7 @@ impl ShuffleProto {
             "lockstep" => Ok(ShuffleProto::Lockstep),
             "high-entropy" => Ok(ShuffleProto::HighEntropy(HighEntropyOptions::default())),
             _ => match Protocol::parse(name) {
-                Ok(protocol) => Ok(ShuffleProto::Wire(WireProto {
-                    protocol,
-                    grant: GrantOptions::default(),
-                })),
+                Ok(protocol) => Ok(ShuffleProto::Wire(WireProto::new(protocol))),
                 Err(e) => Err(GroupError::BadOption(format!("{e}, or high-entropy"))),
             },
         }

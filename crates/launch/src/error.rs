@@ -53,6 +53,8 @@ pub enum LaunchError {
     },
     #[error("local launch: rank(s) {running:?} still running after {waited_s:.1} s; all stopped")]
     LocalTimeout { running: Vec<u32>, waited_s: f64 },
+    #[error("emulated cluster: {0}")]
+    Netns(String),
     #[error("{0}")]
     Bad(String),
 }

@@ -7,11 +7,13 @@
 pub mod env;
 mod error;
 pub mod local;
+pub mod netns;
 pub mod rendezvous;
 pub mod world;
 
 pub use env::{rank_from_env, Launcher, RankInfo};
 pub use error::LaunchError;
 pub use local::{run_local, run_ranks};
+pub use netns::run_netns;
 pub use rendezvous::Table;
 pub use world::{bootstrap, World};

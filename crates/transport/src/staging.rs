@@ -70,6 +70,7 @@ impl Staging {
         self.order.front().map(|&(at, _)| at + self.ttl_ns)
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.by_op.is_empty()
     }

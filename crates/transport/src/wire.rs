@@ -68,6 +68,7 @@ fn kind_code(k: Kind) -> u8 {
         Kind::Announce => 1,
         Kind::Grant => 2,
         Kind::Ack => 3,
+        Kind::Resend => 4,
     }
 }
 
@@ -77,6 +78,7 @@ fn kind_of(code: u8) -> Result<Kind, WireError> {
         1 => Kind::Announce,
         2 => Kind::Grant,
         3 => Kind::Ack,
+        4 => Kind::Resend,
         c => return Err(WireError::Kind(c)),
     })
 }
@@ -218,6 +220,7 @@ mod tests {
             Just(Kind::Announce),
             Just(Kind::Grant),
             Just(Kind::Ack),
+            Just(Kind::Resend),
         ]
     }
 

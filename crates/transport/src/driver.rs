@@ -1,0 +1,415 @@
+//! The endpoint's I/O thread, the only reader of the clock. Each turn it takes new operations,
+//! reads what the socket holds (in batches), hands each datagram to its operation (or stages
+//! it, or answers it for a completed one), fires due timers, polls the operations for packets
+//! under the pacer, applies loss injection, writes (in batches), hands finished operations
+//! back, and sleeps in `ppoll` until a datagram, a caller or the next timer.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Arc;
+use std::time::Instant;
+
+use coflowkit_shuffle::proto::{Kind, Packet};
+
+use crate::batch::{self, RawAddr, RecvBatch};
+use crate::completed::Completed;
+use crate::config::{EndpointConfig, ExchangeProtocol};
+use crate::endpoint::Inner;
+use crate::error::TransportError;
+use crate::loss::Injector;
+use crate::op::Op;
+use crate::pacer::Pacer;
+use crate::staging::Staging;
+use crate::stats::Counters;
+use crate::wire::{self, Header, HEADER_LEN};
+
+pub type Outcome = Result<Vec<(u32, Vec<u8>)>, TransportError>;
+
+/// A caller's request.
+pub struct Start {
+    pub op: u64,
+    pub protocol: ExchangeProtocol,
+    pub sends: Vec<(u32, Vec<u8>)>,
+    pub recv_from: Vec<u32>,
+    pub reply: SyncSender<Outcome>,
+}
+
+struct Active {
+    op: Op,
+    reply: SyncSender<Outcome>,
+    /// The node had nothing more to send at the end of this turn (its last ACKs are out).
+    drained: bool,
+}
+
+/// Receive batches read per turn before the turn sends (a flood cannot starve sending).
+const RECV_ROUNDS: usize = 4;
+/// Longest sleep while an operation is active: a safety net under every timer.
+const MAX_SLEEP_NS: u64 = 1_000_000;
+
+/// How the sending half of a turn ended.
+#[derive(Default)]
+struct Sent {
+    /// The pacer held data back.
+    paced: bool,
+    /// The batch filled: more may be ready now.
+    more: bool,
+    /// The socket's buffer is full.
+    blocked: bool,
+}
+
+pub struct Driver {
+    cfg: EndpointConfig,
+    inner: Arc<Inner>,
+    sock: UdpSocket,
+    cmds: Receiver<Start>,
+    epoch: Instant,
+    ops: HashMap<u64, Active>,
+    turn: usize,
+    completed: Completed,
+    staging: Staging,
+    pacer: Pacer,
+    loss: Injector<(Vec<u8>, u32)>,
+    addrs: Vec<RawAddr>,
+    rb: RecvBatch,
+    /// Encoded datagrams waiting for the socket (after loss injection), with their rank.
+    pending: VecDeque<(Vec<u8>, u32)>,
+    /// ACKs owed for completed operations: (op, packet).
+    reacks: Vec<(u64, Packet)>,
+    pool: Vec<Vec<u8>>,
+}
+
+impl Driver {
+    pub fn new(
+        cfg: EndpointConfig,
+        inner: Arc<Inner>,
+        sock: UdpSocket,
+        cmds: Receiver<Start>,
+    ) -> Driver {
+        let dgram = HEADER_LEN + cfg.payload;
+        Driver {
+            addrs: cfg.peers.iter().map(RawAddr::new).collect(),
+            // One byte more than the largest datagram of ours, so a longer one shows as cut.
+            rb: RecvBatch::new(cfg.batch, dgram + 1),
+            completed: Completed::new(cfg.remember_ops),
+            staging: Staging::new(cfg.stage_bytes, cfg.stage_ttl.as_nanos() as u64),
+            pacer: Pacer::new(cfg.rate_bps, cfg.burst_bytes, dgram),
+            loss: Injector::new(cfg.loss),
+            epoch: Instant::now(),
+            ops: HashMap::new(),
+            turn: 0,
+            pending: VecDeque::new(),
+            reacks: Vec::new(),
+            pool: Vec::new(),
+            cfg,
+            inner,
+            sock,
+            cmds,
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.inner.counters
+    }
+
+    /// Run until the endpoint closes; every operation still running then fails.
+    pub fn run(mut self) {
+        let why = match self.turns() {
+            Ok(()) => String::new(),
+            Err(e) => format!(": {e}"),
+        };
+        for (_, a) in self.ops.drain() {
+            let _ = a.reply.send(Err(TransportError::Closed(why.clone())));
+        }
+        // Callers still queued.
+        while let Ok(s) = self.cmds.try_recv() {
+            let _ = s.reply.send(Err(TransportError::Closed(why.clone())));
+        }
+    }
+
+    fn turns(&mut self) -> std::io::Result<()> {
+        loop {
+            if self.inner.closing.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            let now = self.now();
+            self.take_calls(now);
+            self.receive()?;
+            let now = self.now();
+            self.timers(now);
+            let sent = self.transmit(now)?;
+            self.finish_done();
+            if sent.more && !sent.blocked {
+                continue;
+            }
+            let now = self.now();
+            let mut wake = self.ops.values().filter_map(|a| a.op.poll_timeout()).min();
+            let mut at = |t: Option<u64>| {
+                if let Some(t) = t {
+                    wake = Some(wake.map_or(t, |w| w.min(t)));
+                }
+            };
+            at(self.staging.next_expiry());
+            if sent.paced {
+                at(self.pacer.next_ready(HEADER_LEN + self.cfg.payload));
+            }
+            if !self.ops.is_empty() {
+                at(Some(now + MAX_SLEEP_NS));
+            }
+            let timeout = wake.map(|w| w.saturating_sub(now));
+            if timeout != Some(0) {
+                batch::wait(&self.sock, &self.inner.waker, sent.blocked, timeout)?;
+            }
+        }
+    }
+
+    fn take_calls(&mut self, now: u64) {
+        while let Ok(s) = self.cmds.try_recv() {
+            if self.ops.contains_key(&s.op) || self.completed.get(s.op).is_some() {
+                let e = TransportError::Config(format!("operation id {} is already used", s.op));
+                let _ = s.reply.send(Err(e));
+                continue;
+            }
+            match Op::new(&self.cfg, now, s.op, &s.protocol, s.sends, &s.recv_from) {
+                Err(e) => {
+                    let _ = s.reply.send(Err(e));
+                }
+                Ok(op) => {
+                    self.ops.insert(
+                        s.op,
+                        Active {
+                            op,
+                            reply: s.reply,
+                            drained: false,
+                        },
+                    );
+                    // Packets of peers that started first.
+                    for d in self.staging.take(s.op) {
+                        self.handle(now, Some(&d));
+                    }
+                }
+            }
+        }
+    }
+
+    fn receive(&mut self) -> std::io::Result<()> {
+        let mut rb = std::mem::replace(&mut self.rb, RecvBatch::new(0, 0));
+        let fd = self.sock.as_raw_fd();
+        let mut result = Ok(());
+        for _ in 0..RECV_ROUNDS {
+            let n = match rb.recv(fd) {
+                Ok(n) => n,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            let now = self.now();
+            for i in 0..n {
+                let (d, _) = rb.get(i);
+                Counters::add(&self.counters().packets_received, 1);
+                Counters::add(
+                    &self.counters().bytes_received,
+                    d.map_or(0, |d| d.len() as u64),
+                );
+                self.handle(now, d);
+            }
+        }
+        self.rb = rb;
+        result
+    }
+
+    /// One datagram (`None`: cut short by the buffer).
+    fn handle(&mut self, now: u64, d: Option<&[u8]>) {
+        let c = &self.inner.counters;
+        let Some(d) = d else {
+            Counters::add(&c.malformed, 1);
+            return;
+        };
+        let (h, payload) = match wire::decode(d, self.cfg.session) {
+            Ok(x) => x,
+            Err(e) => {
+                Counters::add(
+                    if e.is_foreign() {
+                        &c.foreign
+                    } else {
+                        &c.malformed
+                    },
+                    1,
+                );
+                return;
+            }
+        };
+        let p = h.packet;
+        let n = self.cfg.peers.len() as u32;
+        if p.dst != self.cfg.rank || p.src >= n || p.src == self.cfg.rank {
+            Counters::add(&c.malformed, 1);
+            return;
+        }
+        if let Some(a) = self.ops.get_mut(&h.op) {
+            if a.op.on_packet(now, &h, payload).is_err() {
+                Counters::add(&c.malformed, 1);
+            }
+            return;
+        }
+        match self.completed.get(h.op) {
+            // A sender that missed our ACK asks again: answer for the finished operation.
+            Some(true) if matches!(p.kind, Kind::Data | Kind::Announce) => {
+                let ack = Packet {
+                    kind: Kind::Ack,
+                    src: self.cfg.rank,
+                    dst: p.src,
+                    seq: p.total,
+                    total: 0,
+                    unsched: 0,
+                    seed: 0,
+                };
+                self.reacks.push((h.op, ack));
+                Counters::add(&c.reacks, 1);
+            }
+            Some(_) => {}
+            None => {
+                let kept = self.staging.push(now, h.op, d);
+                Counters::add(if kept { &c.staged } else { &c.expired }, 1);
+            }
+        }
+    }
+
+    fn timers(&mut self, now: u64) {
+        for a in self.ops.values_mut() {
+            a.op.handle_timeout(now);
+        }
+        let n = self.staging.expire(now);
+        Counters::add(&self.counters().expired, n as u64);
+    }
+
+    /// Send what is pending, then poll the operations for one batch.
+    fn transmit(&mut self, now: u64) -> std::io::Result<Sent> {
+        let mut sent = Sent::default();
+        if !self.flush()? {
+            sent.blocked = true;
+            return Ok(sent);
+        }
+        let batch = self.cfg.batch;
+        let session = self.cfg.session;
+        let full = HEADER_LEN + self.cfg.payload;
+        let mut fresh: Vec<(Vec<u8>, u32)> = Vec::new();
+        for (op, p) in std::mem::take(&mut self.reacks) {
+            let h = Header {
+                session,
+                op,
+                packet: p,
+                msg_bytes: 0,
+                msg_crc: 0,
+            };
+            let mut buf = self.pool.pop().unwrap_or_default();
+            buf.resize(HEADER_LEN, 0);
+            wire::encode_into(&h, &[], &mut buf).expect("a header fits its buffer");
+            self.pacer.spend(now, buf.len());
+            fresh.push((buf, p.dst));
+        }
+        let mut ids: Vec<u64> = self.ops.keys().copied().collect();
+        ids.sort_unstable();
+        if !ids.is_empty() {
+            let k = self.turn % ids.len();
+            ids.rotate_left(k);
+        }
+        self.turn = self.turn.wrapping_add(1);
+        for id in ids {
+            let a = self.ops.get_mut(&id).expect("listed above");
+            a.drained = false;
+            loop {
+                if fresh.len() >= batch {
+                    sent.more = true;
+                    break;
+                }
+                let data_ok = self.pacer.ready(now, full);
+                if !data_ok {
+                    sent.paced = true;
+                }
+                let Some((mut h, payload)) = a.op.poll_transmit(now, data_ok) else {
+                    a.drained = true;
+                    break;
+                };
+                h.session = session;
+                let mut buf = self.pool.pop().unwrap_or_default();
+                buf.resize(HEADER_LEN + payload.len(), 0);
+                wire::encode_into(&h, payload, &mut buf).expect("sized to fit");
+                self.pacer.spend(now, buf.len());
+                fresh.push((buf, h.packet.dst));
+            }
+            let r = a.op.retransmissions();
+            Counters::add(
+                &self.inner.counters.retransmissions,
+                r - a.op.retransmissions_seen,
+            );
+            a.op.retransmissions_seen = r;
+            if sent.more {
+                break;
+            }
+        }
+        let mut out = Vec::with_capacity(fresh.len() + 2);
+        for d in fresh {
+            self.loss.apply(d, &mut out);
+        }
+        self.loss.flush(&mut out);
+        let c = &self.inner.counters;
+        Counters::set(&c.injected_drops, self.loss.dropped);
+        Counters::set(&c.injected_duplicates, self.loss.duplicated);
+        Counters::set(&c.injected_reorders, self.loss.reordered);
+        self.pending.extend(out);
+        if !self.flush()? {
+            sent.blocked = true;
+        }
+        Ok(sent)
+    }
+
+    /// Write pending datagrams; whether all went.
+    fn flush(&mut self) -> std::io::Result<bool> {
+        if self.pending.is_empty() {
+            return Ok(true);
+        }
+        let (a, b) = self.pending.as_slices();
+        let list: Vec<(&[u8], RawAddr)> = a
+            .iter()
+            .chain(b)
+            .map(|(d, r)| (&d[..], self.addrs[*r as usize]))
+            .collect();
+        let k = batch::send_batch(self.sock.as_raw_fd(), &list)?;
+        drop(list);
+        let mut bytes = 0;
+        for _ in 0..k {
+            let (d, _) = self.pending.pop_front().expect("sent from it");
+            bytes += d.len() as u64;
+            self.pool.push(d);
+        }
+        let c = &self.inner.counters;
+        Counters::add(&c.packets_sent, k as u64);
+        Counters::add(&c.bytes_sent, bytes);
+        Ok(self.pending.is_empty())
+    }
+
+    fn finish_done(&mut self) {
+        let done: Vec<u64> = self
+            .ops
+            .iter()
+            .filter(|(_, a)| a.op.error.is_some() || (a.drained && a.op.is_done()))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in done {
+            let a = self.ops.remove(&id).expect("listed above");
+            let outcome = a.op.finish();
+            self.completed.insert(id, outcome.is_ok());
+            let _ = a.reply.send(outcome);
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! One operation at one endpoint: the protocol's `Node` plus the bytes. Outgoing messages are
+//! sliced into DATA payloads on demand; incoming payloads are copied straight into their
+//! message's buffer at `seq x payload`, and each message's CRC-32 is checked when the node
+//! counts it complete. Every packet is checked against what this operation can mean before the
+//! node sees it, so the node only ever gets packets that make sense.
+
+use coflowkit_shuffle::proto::{Clock, Kind, Node, NodeSpec, Protocol, Recovery};
+
+use crate::config::{EndpointConfig, ExchangeProtocol};
+use crate::error::TransportError;
+use crate::wire::Header;
+
+struct OutMsg {
+    bytes: Vec<u8>,
+    crc: u32,
+    packets: u64,
+}
+
+struct InMsg {
+    /// Size and CRC as the first packet told them; the buffer is allocated then.
+    bytes: Option<(u64, u32)>,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+/// Why a packet was refused (the endpoint counts it as malformed).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refused(pub &'static str);
+
+pub struct Op {
+    pub id: u64,
+    rank: u32,
+    node: Node,
+    payload: u64,
+    max_message_bytes: u64,
+    out: Vec<Option<OutMsg>>,
+    inc: Vec<Option<InMsg>>,
+    /// Ranks to return messages from, in the caller's order (this rank's own message is local).
+    recv_from: Vec<u32>,
+    local: Option<Vec<u8>>,
+    pub error: Option<TransportError>,
+    /// DATA retransmissions already counted in the endpoint's statistics.
+    pub retransmissions_seen: u64,
+    pub deadline: Option<u64>,
+    start: u64,
+}
+
+impl Op {
+    /// An operation starting at `now` (ns). Arguments are checked here; errors name the
+    /// offending rank.
+    pub fn new(
+        cfg: &EndpointConfig,
+        now: u64,
+        id: u64,
+        proto: &ExchangeProtocol,
+        sends: Vec<(u32, Vec<u8>)>,
+        recv_from: &[u32],
+    ) -> Result<Op, TransportError> {
+        let n = cfg.peers.len();
+        let me = cfg.rank;
+        if proto.protocol == Protocol::Lockstep {
+            return Err(TransportError::Config(
+                "lockstep is a sequence of exchanges, one per step (the group layer runs it)"
+                    .into(),
+            ));
+        }
+        let mut out: Vec<Option<OutMsg>> = (0..n).map(|_| None).collect();
+        let mut local = None;
+        for (to, bytes) in sends {
+            let slot = out.get_mut(to as usize).ok_or_else(|| {
+                TransportError::Config(format!("operation {id}: send to rank {to} of {n}"))
+            })?;
+            if slot.is_some() || (to == me && local.is_some()) {
+                return Err(TransportError::Config(format!(
+                    "operation {id}: two messages to rank {to}"
+                )));
+            }
+            if to == me {
+                local = Some(bytes);
+                continue;
+            }
+            let packets = cfg.packets(bytes.len() as u64);
+            if packets > u32::MAX as u64 {
+                return Err(TransportError::Config(format!(
+                    "operation {id}: the message to rank {to} has more than 2^32 packets"
+                )));
+            }
+            *slot = Some(OutMsg {
+                crc: crc32fast::hash(&bytes),
+                bytes,
+                packets,
+            });
+        }
+        let mut inc: Vec<Option<InMsg>> = (0..n).map(|_| None).collect();
+        let mut senders = Vec::new();
+        for &from in recv_from {
+            let slot = inc.get_mut(from as usize).ok_or_else(|| {
+                TransportError::Config(format!("operation {id}: receive from rank {from} of {n}"))
+            })?;
+            if slot.is_some() || recv_from.iter().filter(|&&r| r == from).count() > 1 {
+                return Err(TransportError::Config(format!(
+                    "operation {id}: rank {from} named twice to receive from"
+                )));
+            }
+            if from == me {
+                if local.is_none() {
+                    return Err(TransportError::Config(format!(
+                        "operation {id}: receives from itself (rank {me}) without sending to itself"
+                    )));
+                }
+                continue;
+            }
+            *slot = Some(InMsg {
+                bytes: None,
+                buf: Vec::new(),
+                done: false,
+            });
+            senders.push(from);
+        }
+        let sizes: Vec<u64> = out
+            .iter()
+            .map(|m| m.as_ref().map_or(0, |m| m.packets))
+            .collect();
+        let gamma = proto
+            .madd_gamma
+            .unwrap_or((sizes.iter().sum::<u64>().max(1), 1));
+        let spec = NodeSpec {
+            id: me as usize,
+            out_sizes: &sizes,
+            senders: &senders,
+            protocol: &proto.protocol,
+            grant: &proto.grant,
+            madd_gamma: gamma,
+            clock: Clock {
+                start: now,
+                per_packet: cfg.packet_ns(),
+            },
+            recovery: Some(Recovery {
+                timeout: cfg.resend_timeout.as_nanos() as u64,
+                dead_after: cfg.dead_after,
+            }),
+            seed: proto.seed ^ id.rotate_left(17) ^ cfg.session as u64,
+        };
+        let node = Node::new(&spec);
+        Ok(Op {
+            id,
+            rank: me,
+            node,
+            payload: cfg.payload as u64,
+            max_message_bytes: cfg.max_message_bytes,
+            out,
+            inc,
+            recv_from: recv_from.to_vec(),
+            local,
+            error: None,
+            retransmissions_seen: 0,
+            deadline: cfg.op_timeout.map(|d| now + d.as_nanos() as u64),
+            start: now,
+        })
+    }
+
+    /// One arriving packet of this operation (already addressed to this rank from a valid
+    /// other rank).
+    pub fn on_packet(&mut self, now: u64, h: &Header, payload: &[u8]) -> Result<(), Refused> {
+        let p = &h.packet;
+        let src = p.src as usize;
+        match p.kind {
+            Kind::Data | Kind::Announce => {
+                let payload_size = self.payload;
+                let m = self.inc[src]
+                    .as_mut()
+                    .ok_or(Refused("a message nobody expects"))?;
+                let packets = h.msg_bytes.div_ceil(payload_size).max(1);
+                if p.total as u64 != packets || p.unsched > p.total {
+                    return Err(Refused("packet counts disagree with the message length"));
+                }
+                if m.bytes
+                    .is_some_and(|known| known != (h.msg_bytes, h.msg_crc))
+                {
+                    return Err(Refused("message length or CRC changed"));
+                }
+                if h.msg_bytes > self.max_message_bytes {
+                    return Err(Refused("message longer than the limit"));
+                }
+                let off = p.seq as u64 * payload_size;
+                if p.kind == Kind::Data {
+                    if p.seq >= p.total {
+                        return Err(Refused("packet beyond the message's end"));
+                    }
+                    let len = payload_size.min(h.msg_bytes - off) as usize;
+                    if payload.len() != len {
+                        return Err(Refused("payload length does not fit its offset"));
+                    }
+                }
+                // Every check passed: the first news of a message sizes its buffer, once.
+                if m.bytes.is_none() {
+                    m.bytes = Some((h.msg_bytes, h.msg_crc));
+                    m.buf = vec![0; h.msg_bytes as usize];
+                }
+                if p.kind == Kind::Data && !m.done {
+                    let off = off as usize;
+                    m.buf[off..off + payload.len()].copy_from_slice(payload);
+                }
+                self.node.handle_packet(now, p);
+                let complete = self.node.inbox().msgs[src].complete();
+                if complete && !m.done {
+                    m.done = true;
+                    if crc32fast::hash(&m.buf) != h.msg_crc && self.error.is_none() {
+                        self.error = Some(TransportError::Checksum {
+                            op: self.id,
+                            from: p.src,
+                        });
+                    }
+                }
+            }
+            Kind::Grant | Kind::Ack | Kind::Resend => {
+                let m = self.out[src]
+                    .as_ref()
+                    .ok_or(Refused("no message to that rank"))?;
+                let ok = match p.kind {
+                    Kind::Grant => p.seq as u64 <= m.packets,
+                    // An empty range at 0 asks about a message never heard of.
+                    Kind::Resend => (p.seq as u64 + p.total as u64) <= m.packets,
+                    _ => true,
+                };
+                if !ok {
+                    return Err(Refused("grant or resend beyond the message's end"));
+                }
+                self.node.handle_packet(now, p);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn handle_timeout(&mut self, now: u64) {
+        if self.node.poll_timeout().is_some_and(|t| t <= now) {
+            self.node.handle_timeout(now);
+        }
+        if self.error.is_none() {
+            if let Some(rank) = self.node.dead_peer() {
+                self.error = Some(TransportError::PeerDead { rank });
+            } else if self.deadline.is_some_and(|d| d <= now) {
+                let after_ms = self
+                    .deadline
+                    .map_or(0, |d| d.saturating_sub(self.start) / 1_000_000);
+                self.error = Some(TransportError::Timeout {
+                    op: self.id,
+                    after_ms,
+                });
+            }
+        }
+    }
+
+    /// The next packet to send and its header and payload, as the node wants it.
+    pub fn poll_transmit(&mut self, now: u64, data_ok: bool) -> Option<(Header, &[u8])> {
+        let p = self.node.poll_transmit(now, data_ok)?;
+        let mut h = Header {
+            session: 0,
+            op: self.id,
+            packet: p,
+            msg_bytes: 0,
+            msg_crc: 0,
+        };
+        let mut payload: &[u8] = &[];
+        if matches!(p.kind, Kind::Data | Kind::Announce) {
+            let m = self.out[p.dst as usize]
+                .as_ref()
+                .expect("the node sends only messages it was given");
+            h.msg_bytes = m.bytes.len() as u64;
+            h.msg_crc = m.crc;
+            if p.kind == Kind::Data {
+                let off = (p.seq as u64 * self.payload).min(m.bytes.len() as u64) as usize;
+                let end = (off + self.payload as usize).min(m.bytes.len());
+                payload = &m.bytes[off..end];
+            }
+        }
+        Some((h, payload))
+    }
+
+    /// When the node (or the operation's deadline) wants a timeout.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        match (self.node.poll_timeout(), self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn retransmissions(&self) -> u64 {
+        self.node.retransmissions
+    }
+
+    /// Done: every message sent was ACKed and every message expected arrived whole.
+    pub fn is_done(&self) -> bool {
+        self.error.is_some() || self.node.is_done()
+    }
+
+    /// The outcome: the messages in the caller's order, or the first error.
+    pub fn finish(self) -> Result<Vec<(u32, Vec<u8>)>, TransportError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let mut inc = self.inc;
+        let mut local = self.local;
+        Ok(self
+            .recv_from
+            .iter()
+            .map(|&r| {
+                let bytes = if r == self.rank {
+                    local.take().unwrap_or_default()
+                } else {
+                    inc[r as usize].take().map(|m| m.buf).unwrap_or_default()
+                };
+                (r, bytes)
+            })
+            .collect())
+    }
+}
