@@ -347,3 +347,84 @@ fn a_rank_that_dies_mid_exchange_is_named_by_the_others() {
     );
     assert!(took < Duration::from_secs(5), "took {took:?}");
 }
+
+/// Rank 0 an endpoint, rank 1 a bare socket that the test speaks the wire through.
+fn endpoint_and_bare_peer() -> (Endpoint, UdpSocket) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let bare = UdpSocket::bind("127.0.0.1:0").unwrap();
+    bare.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let peers = vec![sock.local_addr().unwrap(), bare.local_addr().unwrap()];
+    let mut cfg = EndpointConfig::new(0, peers, SESSION);
+    cfg.resend_timeout = Duration::from_millis(50);
+    (Endpoint::bind(sock, cfg).unwrap(), bare)
+}
+
+/// The one DATA packet of a `bytes`-long message (at most one payload) from rank 1 to rank 0.
+fn lone_packet(op: u64, bytes: &[u8], crc: u32) -> Vec<u8> {
+    use coflowkit_shuffle::proto::{Kind, Packet};
+    let packet = Packet {
+        kind: Kind::Data,
+        src: 1,
+        dst: 0,
+        seq: 0,
+        total: 1,
+        unsched: 1,
+        seed: 0,
+    };
+    let h = Header {
+        session: SESSION,
+        op,
+        packet,
+        msg_bytes: bytes.len() as u64,
+        msg_crc: crc,
+    };
+    wire::encode(&h, bytes).unwrap()
+}
+
+/// The next ACK the bare peer receives for `op`.
+fn next_ack(bare: &UdpSocket, op: u64) -> coflowkit_shuffle::proto::Packet {
+    let mut buf = [0u8; 2048];
+    loop {
+        let n = bare.recv(&mut buf).expect("an ACK in time");
+        let (h, _) = wire::decode(&buf[..n], SESSION).unwrap();
+        if h.op == op && h.packet.kind == coflowkit_shuffle::proto::Kind::Ack {
+            return h.packet;
+        }
+    }
+}
+
+#[test]
+fn a_completed_operation_acks_again_when_its_sender_asks() {
+    let (ep, bare) = endpoint_and_bare_peer();
+    let to = ep.local_addr();
+    let msg = b"hello".to_vec();
+    let d = lone_packet(3, &msg, crc32fast::hash(&msg));
+    bare.send_to(&d, to).unwrap();
+    let p = ExchangeProtocol::parse("grpf").unwrap();
+    let got = ep.exchange(3, &p, vec![], &[1]).unwrap();
+    assert_eq!(got, vec![(1, msg)]);
+    let ack = next_ack(&bare, 3);
+    assert_eq!((ack.src, ack.dst, ack.seq), (0, 1, 1));
+    assert_eq!(ep.stats().reacks, 0);
+    // The ACK was "lost": the sender sends its packet again, long after the operation ended.
+    bare.send_to(&d, to).unwrap();
+    let again = next_ack(&bare, 3);
+    assert_eq!(again, ack);
+    assert_eq!(ep.stats().reacks, 1);
+}
+
+#[test]
+fn a_message_that_fails_its_crc_is_an_error_naming_the_sender() {
+    let (ep, bare) = endpoint_and_bare_peer();
+    let msg = b"hello".to_vec();
+    bare.send_to(
+        &lone_packet(4, &msg, crc32fast::hash(&msg) ^ 1),
+        ep.local_addr(),
+    )
+    .unwrap();
+    let p = ExchangeProtocol::parse("grpf").unwrap();
+    match ep.exchange(4, &p, vec![], &[1]) {
+        Err(TransportError::Checksum { op: 4, from: 1 }) => {}
+        other => panic!("{other:?}"),
+    }
+}
