@@ -8,7 +8,6 @@ mod fabric_args;
 mod fetch;
 mod plot;
 mod ranks;
-mod ranks_netns;
 mod replay;
 mod report;
 mod sched_args;

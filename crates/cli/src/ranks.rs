@@ -5,11 +5,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
-use coflowkit_launch::{bootstrap, local, run_local, World};
+use coflowkit_launch::{bootstrap, local, run_local, run_netns, World};
 use coflowkit_model::units::parse_rate_bps;
+use coflowkit_testbed::ClusterOptions;
 use coflowkit_transport::{Endpoint, EndpointConfig, LossInjection};
+
+/// IPv4 and UDP headers and the transport's own, beyond a datagram's payload.
+const DATAGRAM_OVERHEAD: usize = 20 + 8 + coflowkit_transport::wire::HEADER_LEN;
 
 #[derive(Args, Debug, Clone)]
 pub struct RanksArgs {
@@ -62,7 +66,24 @@ pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let session = coflowkit_launch::world::session_from(&|k| std::env::var(k).ok())?;
     if a.netns {
-        crate::ranks_netns::run(m, session, a.rate_bps()?, a.payload, timeout, &args)?;
+        let Some(bps) = a.rate_bps()? else {
+            bail!("--netns needs --rate (the namespaces' links are shaped to it)");
+        };
+        // Datagrams larger than a 1500-byte frame get jumbo NICs rather than IP fragments.
+        let frame = a.payload + DATAGRAM_OVERHEAD;
+        let opts = ClusterOptions {
+            mtu: (frame > 1500).then_some(frame as u32),
+        };
+        let exe = std::env::current_exe().context("the current executable")?;
+        run_netns(
+            m,
+            bps / 8.0,
+            &opts,
+            session,
+            Some(timeout),
+            exe.as_os_str(),
+            &args,
+        )?;
     } else {
         run_local(m, session, Some(timeout), |_| local::self_command(&args))?;
     }
@@ -72,19 +93,15 @@ pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
 /// Inside a rank: the world (after the rendezvous) and this rank's UDP endpoint.
 pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Arc<Endpoint>)> {
     let world = bootstrap(timeout.min(Duration::from_secs(60)))?;
-    let cfg = EndpointConfig {
-        rank: world.rank,
-        peers: world.peers.clone(),
-        session: world.session,
-        payload: a.payload,
-        rate_bps: a.rate_bps()?,
-        loss: LossInjection {
-            drop: a.drop,
-            duplicate: a.duplicate,
-            reorder: a.reorder,
-            seed: seed ^ world.rank as u64,
-        },
-        ..EndpointConfig::default()
+    let mut cfg = EndpointConfig::new(world.rank, world.peers.clone(), world.session);
+    cfg.payload = a.payload;
+    cfg.burst_bytes = cfg.burst_bytes.max(16 * (a.payload + DATAGRAM_OVERHEAD));
+    cfg.rate_bps = a.rate_bps()?;
+    cfg.loss = LossInjection {
+        drop: a.drop,
+        duplicate: a.duplicate,
+        reorder: a.reorder,
+        seed: seed ^ world.rank as u64,
     };
     let socket = world.socket.try_clone().context("UDP socket")?;
     let ep = Endpoint::bind(socket, cfg).context("opening the UDP endpoint")?;

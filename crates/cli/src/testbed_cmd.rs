@@ -39,9 +39,7 @@ pub fn run(a: TestbedArgs) -> Result<()> {
         &ClusterOptions { mtu: a.mtu },
     )?;
     let hosts = cluster.hosts();
-    let join = |f: &dyn Fn(usize) -> String| {
-        (0..hosts.len()).map(f).collect::<Vec<_>>().join(",")
-    };
+    let join = |f: &dyn Fn(usize) -> String| (0..hosts.len()).map(f).collect::<Vec<_>>().join(",");
     let ip = hosts[0].ip.octets();
     let status = Command::new(&a.command[0])
         .args(&a.command[1..])

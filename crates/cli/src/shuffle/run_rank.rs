@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use coflowkit_group::{Exchange, Group, HighEntropyOptions, ShuffleProto};
-use coflowkit_shuffle::matrix::{
-    generate_with, parse_matrix, ByteMatrix, GenSpec, ShuffleMatrix,
-};
+use coflowkit_shuffle::matrix::{generate_with, parse_matrix, ByteMatrix, GenSpec, ShuffleMatrix};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -26,10 +24,7 @@ pub fn parse_protocol(name: &str, seed: u64) -> Result<ShuffleProto> {
     };
     let mut p = ShuffleProto::parse(name)?;
     if let ShuffleProto::HighEntropy(o) = &mut p {
-        *o = HighEntropyOptions {
-            seed,
-            ..o.clone()
-        };
+        *o = HighEntropyOptions { seed, ..o.clone() };
     }
     Ok(p)
 }
@@ -51,15 +46,16 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let mut g = Group::world(ep.clone() as Arc<dyn Exchange>)?;
     let norm = agree_on_matrix(a, &mut g)?;
     if norm.n != size {
-        bail!(
-            "the matrix has {} nodes but there are {size} ranks",
-            norm.n
-        );
+        bail!("the matrix has {} nodes but there are {size} ranks", norm.n);
     }
     let m = ByteMatrix::scaled(&norm, a.avg_bytes)?;
-    let rate_Bps = match a.ranks.rate_bps()? {
+    let rate_bytes = match a.ranks.rate_bps()? {
         Some(bps) => bps / 8.0,
-        None => calibrate(&mut g, a.avg_bytes.max(1 << 16) * size.max(2) as u64, a.seed)?,
+        None => calibrate(
+            &mut g,
+            a.avg_bytes.max(1 << 16) * size.max(2) as u64,
+            a.seed,
+        )?,
     };
     let mut rows = Vec::new();
     for name in &a.protocol {
@@ -90,11 +86,11 @@ pub fn run(a: &RunArgs) -> Result<()> {
             }
         }
         if rank == 0 {
-            rows.push(Row::of(&proto.name(), size, &m, rate_Bps, &samples));
+            rows.push(Row::of(&proto.name(), size, &m, rate_bytes, &samples));
         }
     }
     if rank == 0 {
-        let report = Report::new(a, size, &m, rate_Bps, rows);
+        let report = Report::new(a, size, &m, rate_bytes, rows);
         report.print();
         if let Some(p) = &a.json {
             report.write_json(p)?;

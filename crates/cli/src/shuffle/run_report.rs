@@ -180,7 +180,15 @@ impl Report {
         );
         println!(
             "{:<14} {:>12} {:>11} {:>10} {:>10} {:>12} {:>10} {:>8} {:>4}",
-            "protocol", "bytes", "completion", "bound", "optimality", "Gbit/s/rank", "packets", "resent", "ok"
+            "protocol",
+            "bytes",
+            "completion",
+            "bound",
+            "optimality",
+            "Gbit/s/rank",
+            "packets",
+            "resent",
+            "ok"
         );
         for r in &self.results {
             println!(
@@ -224,7 +232,10 @@ mod tests {
         };
         assert_eq!(RunSample::decode(&a.encode()), Some(a));
         let c = RunSample::decode(&RunSample::combine(a.encode(), b.encode())).unwrap();
-        assert_eq!((c.completion_s, c.ok, c.packets, c.retransmissions), (0.7, false, 15, 1));
+        assert_eq!(
+            (c.completion_s, c.ok, c.packets, c.retransmissions),
+            (0.7, false, 15, 1)
+        );
         let bad = RunSample::decode(&RunSample::combine(a.encode(), vec![1, 2])).unwrap();
         assert!(!bad.ok);
     }
