@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_launch::{bootstrap, local, run_local, run_netns, World};
 use coflowkit_model::units::parse_rate_bps;
+use coflowkit_shuffle::proto::GrantOptions;
 use coflowkit_testbed::ClusterOptions;
 use coflowkit_transport::{Endpoint, EndpointConfig, LossInjection};
 
@@ -41,12 +42,33 @@ pub struct RanksArgs {
     /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU).
     #[arg(long, default_value_t = 1400, help_heading = "Ranks")]
     pub payload: usize,
+    /// Packets a receiver keeps outstanding per RTT (GRPF's and Hadoop's RTTpackets). Default:
+    /// the packets --rate moves in 1 ms (a loaded host's round trip), at least 2; 8 unpaced.
+    #[arg(long, help_heading = "Ranks")]
+    pub rtt_packets: Option<u32>,
     /// Give up after this many seconds (ranks that have not finished are stopped and named).
     #[arg(long, default_value_t = 300.0, help_heading = "Ranks")]
     pub timeout_s: f64,
 }
 
+/// A round trip on a loaded host (scheduling included), for the default RTTpackets.
+const LOADED_RTT_S: f64 = 1e-3;
+
 impl RanksArgs {
+    /// RTTpackets for the grant protocols on this link (see `--rtt-packets`).
+    pub fn rtt_packets(&self) -> Result<u32> {
+        if let Some(r) = self.rtt_packets {
+            return Ok(r.max(1));
+        }
+        Ok(match self.rate_bps()? {
+            Some(bps) => {
+                let packet_bits = ((self.payload + DATAGRAM_OVERHEAD) * 8) as f64;
+                ((bps * LOADED_RTT_S / packet_bits).ceil() as u32).max(2)
+            }
+            None => GrantOptions::default().rtt_packets,
+        })
+    }
+
     pub fn rate_bps(&self) -> Result<Option<f64>> {
         self.rate
             .as_deref()
@@ -97,6 +119,11 @@ pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Ar
     cfg.payload = a.payload;
     cfg.burst_bytes = cfg.burst_bytes.max(16 * (a.payload + DATAGRAM_OVERHEAD));
     cfg.rate_bps = a.rate_bps()?;
+    // A RESEND must not fire while a granted packet still waits behind a full window of others
+    // in the receiver's queue: four windows at the link rate, at least the default 5 ms.
+    let window = GrantOptions::default().overcommit as u64 * a.rtt_packets()? as u64;
+    let queued = Duration::from_nanos(4 * window * cfg.packet_ns());
+    cfg.resend_timeout = cfg.resend_timeout.max(queued);
     cfg.loss = LossInjection {
         drop: a.drop,
         duplicate: a.duplicate,

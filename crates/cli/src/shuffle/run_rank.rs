@@ -17,14 +17,33 @@ use crate::ranks;
 
 /// `hadoop` alone means Hadoop's default of 5 fetchers; `high-entropy` takes the run's seed.
 pub fn parse_protocol(name: &str, seed: u64) -> Result<ShuffleProto> {
+    parse_protocol_for(name, seed, None, None)
+}
+
+/// A protocol tuned to the link: the grant protocols' RTTpackets, and MADD's Gamma (the
+/// busiest rank's packets: only the whole matrix knows it).
+fn parse_protocol_for(
+    name: &str,
+    seed: u64,
+    rtt_packets: Option<u32>,
+    madd_gamma: Option<u64>,
+) -> Result<ShuffleProto> {
     let name = if name.eq_ignore_ascii_case("hadoop") {
         "hadoop-5"
     } else {
         name
     };
     let mut p = ShuffleProto::parse(name)?;
-    if let ShuffleProto::HighEntropy(o) = &mut p {
-        *o = HighEntropyOptions { seed, ..o.clone() };
+    match &mut p {
+        ShuffleProto::HighEntropy(o) => *o = HighEntropyOptions { seed, ..o.clone() },
+        ShuffleProto::Wire(w) => {
+            if let Some(r) = rtt_packets {
+                w.grant.rtt_packets = r;
+            }
+            w.madd_gamma = madd_gamma.map(|g| (g.max(1), 1));
+            w.seed = seed;
+        }
+        ShuffleProto::Lockstep => {}
     }
     Ok(p)
 }
@@ -57,9 +76,11 @@ pub fn run(a: &RunArgs) -> Result<()> {
             a.seed,
         )?,
     };
+    let rtt = a.ranks.rtt_packets()?;
+    let gamma = bound_packets(&m, a.ranks.payload as u64);
     let mut rows = Vec::new();
     for name in &a.protocol {
-        let proto = parse_protocol(name, a.seed)?;
+        let proto = parse_protocol_for(name, a.seed, Some(rtt), Some(gamma))?;
         let mut samples = Vec::new();
         for run in 0..a.repeat {
             let sends: Vec<Vec<u8>> = (0..size)
@@ -102,6 +123,20 @@ pub fn run(a: &RunArgs) -> Result<()> {
     // Everyone leaves together, so no rank exits while another still needs its ACKs.
     g.barrier()?;
     Ok(())
+}
+
+/// The most packets any rank sends or receives (a message of b bytes is max(1, ceil(b /
+/// payload)) packets): MADD paces every message to end together after this many packet times.
+fn bound_packets(m: &ByteMatrix, payload: u64) -> u64 {
+    let pk = |b: u64| b.div_ceil(payload).max(1);
+    (0..m.n)
+        .map(|h| {
+            let out: u64 = (0..m.n).filter(|&j| j != h).map(|j| pk(m.get(h, j))).sum();
+            let inc: u64 = (0..m.n).filter(|&i| i != h).map(|i| pk(m.get(i, h))).sum();
+            out.max(inc)
+        })
+        .max()
+        .unwrap_or(1)
 }
 
 /// Rank 0 reads `--matrix` and broadcasts its text; otherwise every rank generates the same
