@@ -142,7 +142,7 @@ pub struct SimOpts {
     pub reorder_max: u32,
     /// Loss recovery's timer period in timesteps: a message silent for a whole period gets a
     /// RESEND (or its sender probes) at the period's end.
-    #[arg(long, default_value_t = 1000, help_heading = "Loss")]
+    #[arg(long, default_value_t = 200, help_heading = "Loss")]
     pub resend_timeout: u64,
     /// How nodes are placed in racks.
     #[arg(long, value_enum, default_value = "random", help_heading = "Network")]
