@@ -7,9 +7,9 @@ use coflowkit_shuffle::matrix::PacketMatrix;
 use proptest::prelude::*;
 
 fn arb_matrix() -> impl Strategy<Value = PacketMatrix> {
-    (2usize..7).prop_flat_map(|n| {
+    (2usize..9).prop_flat_map(|n| {
         proptest::collection::vec(
-            prop_oneof![2 => Just(0u64), 2 => Just(1u64), 5 => 1u64..25],
+            prop_oneof![2 => Just(0u64), 2 => Just(1u64), 5 => 1u64..40],
             n * n,
         )
         .prop_map(move |packets| PacketMatrix { n, packets })

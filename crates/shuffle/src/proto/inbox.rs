@@ -145,6 +145,14 @@ impl Inbox {
         (m.prefix < end).then(|| (m.prefix, end - m.prefix))
     }
 
+    /// The first gap of the message from `src` that lies below a packet already received (so
+    /// it was sent, and lost or overtaken), as (first packet, count).
+    pub fn hole(&self, src: usize) -> Option<(u32, u32)> {
+        let next = *self.ahead.get(&(src as u32))?.first()?;
+        let m = &self.msgs[src];
+        Some((m.prefix, next - m.prefix))
+    }
+
     /// Every expected message received in full.
     pub fn done(&self) -> bool {
         self.completed == self.expected
@@ -213,10 +221,13 @@ mod tests {
             b.arrive(&data(1, seq, 8), &mut acks);
         }
         assert_eq!(b.missing(1), Some((2, 2)));
+        assert_eq!(b.hole(1), Some((2, 2)));
         b.msgs[1].granted = 3; // only packets 0..3 may have been sent
         assert_eq!(b.missing(1), Some((2, 1)));
         b.arrive(&data(1, 2, 8), &mut acks);
         assert_eq!(b.missing(1), None);
+        b.arrive(&data(1, 3, 8), &mut acks);
+        assert_eq!(b.hole(1), Some((5, 1)), "below packet 6");
         assert_eq!(b.missing(0), None, "nothing known, nothing granted");
     }
 

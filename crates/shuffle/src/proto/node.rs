@@ -120,6 +120,8 @@ pub struct Node {
     unacked: u32,
     /// Per node: it has a message for this one.
     expect: Vec<bool>,
+    /// Per sender: its message is being repaired (see `chase`).
+    repairing: Vec<bool>,
     watch: Option<Watch>,
     now: u64,
     /// DATA packets sent again (answers to RESENDs and probes).
@@ -230,6 +232,7 @@ impl Node {
             unacked: acked.iter().filter(|&&a| !a).count() as u32,
             acked,
             expect,
+            repairing: vec![false; n],
             watch: s.recovery.map(|r| Watch::new(r, n, s.clock.start)),
             now: s.clock.start,
             retransmissions: 0,
@@ -274,18 +277,44 @@ impl Node {
             }
             Kind::Resend => self.on_resend(p),
             Kind::Data | Kind::Announce => {
+                let before = self.inbox().msgs[j].prefix;
                 let arrival = match &mut self.receiver {
                     Receiver::Grpf(r) => r.on_packet(p, &mut self.ctrl),
                     Receiver::Hadoop(r) => r.on_packet(p, &mut self.ctrl),
                     Receiver::Sink(b) => b.arrive(p, &mut self.ctrl),
                 };
-                let Some(w) = &mut self.watch else { return };
-                match arrival {
-                    Arrival::Announced | Arrival::Data { .. } => w.rx_moved(j),
-                    Arrival::Repeat => self.answer_repeat(j),
-                    Arrival::Nothing => {}
+                if self.watch.is_none() {
+                    return;
+                }
+                let moved = match arrival {
+                    Arrival::Announced => true,
+                    Arrival::Data { first } => first || self.inbox().msgs[j].prefix > before,
+                    Arrival::Repeat => {
+                        self.answer_repeat(j);
+                        false
+                    }
+                    Arrival::Nothing => false,
+                };
+                if moved {
+                    if let Some(w) = &mut self.watch {
+                        w.rx_moved(j);
+                    }
+                    self.chase(j);
                 }
             }
+        }
+    }
+
+    /// While a message is being repaired, each gap that fills leads straight to a RESEND for
+    /// the next gap below a packet already received (so k losses cost one timer period and k
+    /// round trips, not k periods); repair ends when no such gap is left.
+    fn chase(&mut self, j: usize) {
+        if !self.repairing[j] {
+            return;
+        }
+        match self.inbox().hole(j) {
+            Some((seq, count)) => self.ctrl.push(resend(self.id, j, seq, count)),
+            None => self.repairing[j] = false,
         }
     }
 
@@ -303,7 +332,8 @@ impl Node {
     }
 
     /// A RESEND from the receiver `p.src`: it grants the range, and the packets of it already
-    /// sent go again; a sender with none of them sent yet announces the message instead.
+    /// sent go again (for a message never heard of, every packet sent); a sender with none of
+    /// them sent yet announces the message instead.
     fn on_resend(&mut self, p: &Packet) {
         let j = p.src as usize;
         if self.acked[j] {
@@ -314,9 +344,14 @@ impl Node {
         if let Sender::Grant(s) = &mut self.sender {
             s.allow(j, end);
         }
-        let upto = end.min(sent);
-        if p.seq < upto {
-            self.retx.push_back((j as u32, p.seq, upto));
+        // A message never heard of: everything sent so far went missing.
+        let (first, upto) = if p.total == 0 {
+            (0, sent)
+        } else {
+            (p.seq, end.min(sent))
+        };
+        if first < upto {
+            self.retx.push_back((j as u32, first, upto));
         } else {
             self.ctrl.push(announcement(&self.sender, j));
         }
@@ -351,14 +386,18 @@ impl Node {
                         Some((0, 0))
                     };
                     if let Some((seq, count)) = range {
-                        let mut r = Packet::control(Kind::Resend, self.id, j, seq);
-                        r.total = count;
-                        self.ctrl.push(r);
+                        self.ctrl.push(resend(self.id, j, seq, count));
+                        self.repairing[j] = m.known;
                     }
                 }
+                // Fully sent: the last packet again (its ACK may be lost, and the receiver
+                // answers a completed message with the ACK). Otherwise the message waits for
+                // grants: an announcement costs no payload and draws the current grant.
                 Probe::Sender => match self.sender.sent(j) {
-                    (_, 0) => self.ctrl.push(announcement(&self.sender, j)),
-                    (_, sent) => self.retx.push_back((j as u32, sent - 1, sent)),
+                    (total, sent) if sent == total => {
+                        self.retx.push_back((j as u32, sent - 1, sent))
+                    }
+                    _ => self.ctrl.push(announcement(&self.sender, j)),
                 },
             }
         }
@@ -391,11 +430,6 @@ impl Node {
                 Receiver::Grpf(r) => r.poll_grants(&mut self.ctrl),
                 Receiver::Hadoop(r) => r.poll_grants(&mut self.ctrl),
                 Receiver::Sink(_) => {}
-            }
-            if let Some(w) = &mut self.watch {
-                for g in &self.ctrl {
-                    w.rx_moved(g.dst as usize);
-                }
             }
             if let Some(p) = self.poll_control() {
                 return Some(p);
@@ -503,5 +537,12 @@ fn announcement(s: &Sender, j: usize) -> Packet {
     Packet {
         kind: Kind::Announce,
         ..s.packet(j, 0)
+    }
+}
+
+fn resend(from: usize, to: usize, seq: u32, count: u32) -> Packet {
+    Packet {
+        total: count,
+        ..Packet::control(Kind::Resend, from, to, seq)
     }
 }

@@ -27,8 +27,8 @@ pub enum Probe {
     /// Our incoming message from the peer is missing granted packets (or was never heard of):
     /// send a RESEND.
     Resend,
-    /// Our outgoing message to the peer is unacknowledged and nothing came back: retransmit
-    /// its last packet sent (or announce it again if none was).
+    /// Our outgoing message to the peer is unacknowledged and did not move: retransmit its
+    /// last packet if it is fully sent, else announce it again.
     Sender,
 }
 
@@ -39,7 +39,9 @@ pub struct Watch {
     pub next: u64,
     /// Since the last tick: anything arrived from the peer.
     heard: Vec<bool>,
-    /// Since the last tick: the peer's message to us moved (a new packet, first news, a grant).
+    /// Since the last tick: the peer's message to us moved (its first news, or its first
+    /// missing packet arrived: packets beyond a gap do not count, so a gap is noticed even
+    /// while the rest of the message flows).
     rx_moved: Vec<bool>,
     /// Since the last tick: our message to the peer moved (a packet sent, a grant, an ACK).
     tx_moved: Vec<bool>,
