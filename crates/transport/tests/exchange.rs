@@ -302,6 +302,12 @@ fn a_late_rank_is_served_from_the_staging_area() {
 }
 
 #[test]
+fn an_endpoint_is_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Endpoint>();
+}
+
+#[test]
 fn bad_arguments_are_errors_naming_the_rank() {
     let eps = cluster(2, |_| {});
     let p = ExchangeProtocol::parse("grpf").unwrap();
