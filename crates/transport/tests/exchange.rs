@@ -455,3 +455,22 @@ fn a_message_that_fails_its_crc_is_an_error_naming_the_sender() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn an_operation_past_its_deadline_times_out() {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // Rank 1 exists but never says anything; it is not declared dead within the deadline.
+    let quiet = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let peers = vec![sock.local_addr().unwrap(), quiet.local_addr().unwrap()];
+    let mut cfg = EndpointConfig::new(0, peers, SESSION);
+    cfg.op_timeout = Some(Duration::from_millis(100));
+    let ep = Endpoint::bind(sock, cfg).unwrap();
+    let p = ExchangeProtocol::parse("grpf").unwrap();
+    let t = Instant::now();
+    match ep.exchange(8, &p, vec![(1, vec![1; 10])], &[1]) {
+        Err(TransportError::Timeout { op: 8, after_ms: 100 }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() >= Duration::from_millis(100));
+    assert!(t.elapsed() < Duration::from_secs(3));
+}
