@@ -112,6 +112,13 @@ fn all_to_all(n: usize, bytes: usize, rate_bps: Option<f64>, name: &str) {
             b / wall * 100.0
         ))
     );
+    let st: Vec<_> = eps.iter().map(|e| e.stats()).collect();
+    println!(
+        "    packets sent {}, retransmissions {}, bytes sent {}",
+        st.iter().map(|s| s.packets_sent).sum::<u64>(),
+        st.iter().map(|s| s.retransmissions).sum::<u64>(),
+        st.iter().map(|s| s.bytes_sent).sum::<u64>()
+    );
 }
 
 /// `-- paced` runs only the paced all-to-alls.
@@ -121,6 +128,9 @@ fn main() {
         one_way(1400, 64 << 20);
         one_way(8900, 64 << 20);
         all_to_all(8, 1 << 20, None, "grpf");
+    }
+    for name in ["push-rr", "madd", "grpf"] {
+        all_to_all(2, 4 << 20, Some(100e6), name);
     }
     for name in ["grpf", "hadoop-5", "madd"] {
         all_to_all(8, 1 << 20, Some(50e6), name);

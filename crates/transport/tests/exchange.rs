@@ -468,7 +468,10 @@ fn an_operation_past_its_deadline_times_out() {
     let p = ExchangeProtocol::parse("grpf").unwrap();
     let t = Instant::now();
     match ep.exchange(8, &p, vec![(1, vec![1; 10])], &[1]) {
-        Err(TransportError::Timeout { op: 8, after_ms: 100 }) => {}
+        Err(TransportError::Timeout {
+            op: 8,
+            after_ms: 100,
+        }) => {}
         other => panic!("{other:?}"),
     }
     assert!(t.elapsed() >= Duration::from_millis(100));
