@@ -1,6 +1,7 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
 
 mod bench;
+mod collective;
 mod coordinator;
 mod daemon;
 mod engine_args;
@@ -54,6 +55,9 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Show what a coordinator knows: daemons, coflows, flows and their rates.
     Status(status::StatusArgs),
+    /// Group communication over the UDP transport: benchmarks of the collectives.
+    #[command(subcommand)]
+    Collective(collective::CollectiveCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         Command::Daemon(a) => daemon::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Status(a) => status::run(a),
+        Command::Collective(c) => collective::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
