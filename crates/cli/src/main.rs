@@ -1,6 +1,7 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
 
 mod bench;
+mod collective;
 mod coordinator;
 mod daemon;
 mod engine_args;
@@ -58,6 +59,9 @@ enum Command {
     Status(status::StatusArgs),
     /// Build the emulated cluster (network namespaces shaped by tbf) and run a command on it.
     Testbed(testbed_cmd::TestbedArgs),
+    /// Group communication over the UDP transport: benchmarks of the collectives.
+    #[command(subcommand)]
+    Collective(collective::CollectiveCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => replay::run(a),
         Command::Testbed(a) => testbed_cmd::run(a),
         Command::Status(a) => status::run(a),
+        Command::Collective(c) => collective::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
