@@ -20,6 +20,7 @@ pub mod coordinator;
 pub mod daemon;
 pub mod error;
 pub mod frame;
+pub mod listen;
 pub mod netns;
 pub mod pacer;
 pub mod proto;
