@@ -60,6 +60,8 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
 
 pub fn run(args: CoordinatorArgs) -> Result<()> {
     crate::logs();
+    // Servers take as many descriptors as the hard limit allows (the limits scale with it).
+    coflowkit_runtime::listen::raise_nofile_limit();
     let cfg = config(&args)?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -48,6 +48,8 @@ pub struct DaemonArgs {
 
 pub fn run(args: DaemonArgs) -> Result<()> {
     crate::logs();
+    // Servers take as many descriptors as the hard limit allows (the limits scale with it).
+    coflowkit_runtime::listen::raise_nofile_limit();
     let nic_bps = parse_rate_bps(&args.nic_rate).context("--nic-rate")?;
     let token = Token::from_file(&args.token_file)?;
     let advertise = match &args.advertise {

@@ -120,6 +120,8 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         bail!("--tick-ms must be a non-negative number");
     }
     crate::logs();
+    // Servers take as many descriptors as the hard limit allows (the limits scale with it).
+    coflowkit_runtime::listen::raise_nofile_limit();
     let (path, trace, _) = args.workload.load()?;
     let work = scaled_workload(&trace, hosts, args.scale_bytes, args.scale_time);
     let nics = host_rates(&args, hosts)?;

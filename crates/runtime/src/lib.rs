@@ -22,6 +22,7 @@ pub mod daemon;
 pub mod error;
 pub mod frame;
 mod host_runtime;
+pub mod listen;
 pub mod pacer;
 pub mod proto;
 pub mod replay;

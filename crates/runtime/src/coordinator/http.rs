@@ -5,25 +5,34 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::service::Shared;
+use crate::listen::{self, Gate};
 
 /// Longest request head read (bytes); anything longer is cut off.
 const MAX_REQUEST: usize = 8 * 1024;
 
-pub async fn serve(shared: Arc<Shared>, listener: TcpListener) {
+pub async fn serve(shared: Arc<Shared>, listener: TcpListener, gate: Arc<Gate>) {
     loop {
-        let Ok((sock, _)) = listener.accept().await else {
-            continue;
-        };
+        let (sock, _, permit) = gate.accept(&listener).await;
         let shared = shared.clone();
+        let timeout = gate.limits().handshake;
+        let stats = gate.stats().clone();
         tokio::spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(5), answer(&shared, sock)).await;
+            // One request, one answer: the whole exchange within the handshake timeout.
+            if tokio::time::timeout(timeout, answer(&shared, sock))
+                .await
+                .is_err()
+            {
+                stats
+                    .timed_out
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            drop(permit);
         });
     }
 }
@@ -100,6 +109,13 @@ fn metrics(shared: &Shared) -> String {
         "uptime_seconds",
         "Seconds since the coordinator started",
         s.now_s(),
+    );
+    listen::render(
+        &[
+            ("control", &shared.control_stats),
+            ("metrics", &shared.metrics_stats),
+        ],
+        &mut out,
     );
     out
 }

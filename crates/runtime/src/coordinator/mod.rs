@@ -15,11 +15,11 @@ use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
-use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 
 use crate::auth::{CheckToken, Token};
 use crate::error::{Error, Result};
+use crate::listen::{Gate, Guarded, Limits, ListenStats};
 use crate::proto::coordinator_server::CoordinatorServer;
 use crate::proto::RateUpdate;
 use crate::rpc::MAX_RPC_BYTES;
@@ -44,6 +44,9 @@ pub struct CoordinatorConfig {
     pub metrics: Option<SocketAddr>,
     /// Serve the control protocol over TLS with this certificate (`None` = plaintext).
     pub tls: Option<TlsServer>,
+    /// Connection limits and timeouts of the control listener (the metrics listener takes a
+    /// sixteenth of them, at least 4).
+    pub limits: Limits,
 }
 
 impl CoordinatorConfig {
@@ -56,6 +59,7 @@ impl CoordinatorConfig {
             tick: Some(Duration::from_millis(100)),
             metrics: None,
             tls: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -79,6 +83,7 @@ async fn serve_on(
     listener: TcpListener,
     metrics: Option<std::net::TcpListener>,
 ) -> Result<()> {
+    config.limits.check().map_err(Error::Config)?;
     let mut sched = build(config.scheduler, &config.options);
     let shared = Arc::new(Shared {
         state: Mutex::new(State::new()),
@@ -87,10 +92,18 @@ async fn serve_on(
         scheduler: config.scheduler.name().to_string(),
         clairvoyant: sched.clairvoyant(),
         report_interval_s: config.report_interval.as_secs_f64(),
+        control_stats: Arc::new(ListenStats::default()),
+        metrics_stats: Arc::new(ListenStats::default()),
     });
     if let Some(l) = metrics {
         let l = TcpListener::from_std(l).map_err(|e| Error::io("metrics endpoint socket", e))?;
-        tokio::spawn(http::serve(shared.clone(), l));
+        let limits = Limits {
+            max_connections: (config.limits.max_connections / 16).max(4),
+            max_per_peer: (config.limits.max_per_peer / 16).max(4),
+            ..config.limits.clone()
+        };
+        let gate = Gate::new("metrics endpoint", limits, shared.metrics_stats.clone());
+        tokio::spawn(http::serve(shared.clone(), l, gate));
     }
     let brain = shared.clone();
     let tick = config.tick;
@@ -153,7 +166,7 @@ async fn serve_on(
     });
     let auth = CheckToken(config.token.clone());
     let svc = tonic::service::interceptor::InterceptedService::new(
-        CoordinatorServer::new(Service(shared))
+        CoordinatorServer::new(Service(shared.clone()))
             .max_decoding_message_size(MAX_RPC_BYTES)
             .max_encoding_message_size(MAX_RPC_BYTES),
         auth,
@@ -164,12 +177,12 @@ async fn serve_on(
             .tls_config(t.tonic())
             .map_err(|e| Error::Config(format!("coordinator TLS: {e}")))?;
     }
-    // TCP_NODELAY on every accepted socket: `Server::tcp_nodelay` applies only to listeners
-    // tonic binds itself. Without it, of several replies due at once on one connection (a
-    // host's concurrent locates) all but the first waited for the client's delayed ACK:
-    // measured 41 to 48 ms for about one get in five of the 60-coflow replay.
-    let incoming = TcpIncoming::from_listener(listener, true, None)
-        .map_err(|e| Error::Config(format!("coordinator listener: {e}")))?;
+    let gate = Gate::new(
+        "coordinator",
+        config.limits.clone(),
+        shared.control_stats.clone(),
+    );
+    let incoming = guarded_incoming(listener, gate);
     // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds.
     server
         .http2_keepalive_interval(Some(Duration::from_secs(2)))
@@ -178,6 +191,41 @@ async fn serve_on(
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| Error::Config(format!("coordinator server: {e}")))
+}
+
+/// HTTP/2 preface (24 bytes) and a SETTINGS frame header: what a client must send before the
+/// handshake deadline.
+const H2_HANDSHAKE_BYTES: usize = 24 + 9;
+
+/// The accepted connections, admitted by `gate` and wrapped with its timeouts, as the stream
+/// tonic serves. It never yields an error: tonic ends its accept loop on most of them.
+fn guarded_incoming(
+    listener: TcpListener,
+    gate: Arc<Gate>,
+) -> tokio_stream::wrappers::ReceiverStream<std::io::Result<Guarded<tokio::net::TcpStream>>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        loop {
+            let (sock, _, permit) = gate.accept(&listener).await;
+            // TCP_NODELAY on every accepted socket: without it, of several replies due at
+            // once on one connection (a host's concurrent locates) all but the first waited
+            // for the client's delayed ACK (41 to 48 ms for one get in five of a replay).
+            let _ = sock.set_nodelay(true);
+            let l = gate.limits();
+            let io = Guarded::new(
+                sock,
+                H2_HANDSHAKE_BYTES,
+                l.handshake,
+                l.idle,
+                gate.stats().clone(),
+                Some(permit),
+            );
+            if tx.send(Ok(io)).await.is_err() {
+                return;
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
 fn push(shared: &Shared, updates: Vec<RateUpdate>) {

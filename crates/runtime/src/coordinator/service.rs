@@ -29,6 +29,9 @@ pub struct Shared {
     pub scheduler: String,
     pub clairvoyant: bool,
     pub report_interval_s: f64,
+    /// Counters of the control (gRPC) and metrics listeners.
+    pub control_stats: Arc<crate::listen::ListenStats>,
+    pub metrics_stats: Arc<crate::listen::ListenStats>,
 }
 
 impl Shared {

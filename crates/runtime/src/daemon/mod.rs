@@ -20,6 +20,7 @@ use tokio::net::TcpListener;
 use crate::auth::Token;
 use crate::error::{Error, Result};
 use crate::frame::BLOCK_BYTES;
+use crate::listen::{Gate, Guarded, Limits, ListenStats};
 use crate::running::{bind_now, Running};
 use crate::tls::{self, TlsClient, TlsServer};
 use flows::Flows;
@@ -50,6 +51,8 @@ pub struct DaemonConfig {
     /// Write every put to `data_dir` (none kept in memory), so that a restart recovers every
     /// completed put; otherwise only those that spilled survive a restart.
     pub persist_all: bool,
+    /// Connection limits and timeouts of the data port.
+    pub limits: Limits,
 }
 
 impl DaemonConfig {
@@ -65,10 +68,12 @@ impl DaemonConfig {
             tls: None,
             coordinator_tls: None,
             persist_all: false,
+            limits: Limits::default(),
         }
     }
 
     fn check(&self) -> Result<()> {
+        self.limits.check().map_err(Error::Config)?;
         if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s > 0.0) {
             return Err(Error::Config("the NIC rate must be finite and > 0".into()));
         }
@@ -101,6 +106,8 @@ pub(crate) struct Daemon {
     store: Arc<Store>,
     flows: Flows,
     link: Link,
+    /// The data port's connection counters.
+    stats: Arc<ListenStats>,
 }
 
 /// Serve on `listener` until the process ends.
@@ -139,21 +146,24 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
         store,
         flows: Flows::new(cfg.nic_bytes_per_s),
         link: Link::new(),
+        stats: Arc::new(ListenStats::default()),
         cfg,
     });
     tokio::spawn(link::run(d.clone()));
+    let gate = Gate::new("daemon", d.cfg.limits.clone(), d.stats.clone());
     loop {
-        let (sock, peer) = listener
-            .accept()
-            .await
-            .map_err(|e| Error::io("accepting data connections", e))?;
+        let (sock, peer, permit) = gate.accept(&listener).await;
         let d = d.clone();
         tokio::spawn(async move {
             let peer = peer.to_string();
-            match tls::accept_data(sock, d.cfg.tls.as_ref()).await {
-                Ok(stream) => serve::connection(d, stream, peer).await,
-                Err(e) => tracing::debug!(%peer, "data connection refused: {e}"),
-            }
+            // The TLS handshake has its own deadline, the request its own (serve.rs).
+            let stream = match tls::accept_data(sock, d.cfg.tls.as_ref()).await {
+                Ok(stream) => stream,
+                Err(e) => return tracing::debug!(%peer, "data connection refused: {e}"),
+            };
+            let idle = d.cfg.limits.idle;
+            let stream = Guarded::new(stream, 0, idle, idle, d.stats.clone(), Some(permit));
+            serve::connection(d, Box::new(stream), peer).await
         });
     }
 }
