@@ -5,6 +5,7 @@ mod matrix_args;
 mod run;
 mod run_rank;
 mod run_report;
+mod run_sim;
 mod sim;
 mod sim_opts;
 mod stats;

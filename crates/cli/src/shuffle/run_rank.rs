@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::run::RunArgs;
 use super::run_report::{Report, Row, RunSample};
+use super::run_sim;
 use crate::ranks;
 
 /// `hadoop` alone means Hadoop's default of 5 fetchers; `high-entropy` takes the run's seed.
@@ -107,7 +108,10 @@ pub fn run(a: &RunArgs) -> Result<()> {
             }
         }
         if rank == 0 {
-            rows.push(Row::of(&proto.name(), size, &m, rate_bytes, &samples));
+            let sim = a.ranks.rate_bps()?.and_then(|bps| {
+                run_sim::predict(&m, &proto.name(), a.ranks.payload, bps, rtt, a.seed)
+            });
+            rows.push(Row::of(&proto.name(), size, &m, rate_bytes, &samples, sim));
         }
     }
     if rank == 0 {

@@ -82,6 +82,8 @@ pub struct Row {
     pub packets: u64,
     pub retransmissions: u64,
     pub checksums_ok: bool,
+    /// The packet simulator's completion for the same matrix at the same rate (`run_sim`).
+    pub sim_completion_s: Option<f64>,
 }
 
 impl Row {
@@ -91,6 +93,7 @@ impl Row {
         m: &ByteMatrix,
         rate_bytes_per_s: f64,
         runs: &[RunSample],
+        sim_completion_s: Option<f64>,
     ) -> Row {
         let mut times: Vec<f64> = runs.iter().map(|r| r.completion_s).collect();
         let completion_runs_s = times.clone();
@@ -111,6 +114,7 @@ impl Row {
             packets: runs.iter().map(|r| r.packets).sum::<u64>() / n,
             retransmissions: runs.iter().map(|r| r.retransmissions).sum::<u64>() / n,
             checksums_ok: runs.iter().all(|r| r.ok),
+            sim_completion_s,
         }
     }
 }
@@ -191,8 +195,11 @@ impl Report {
             "ok"
         );
         for r in &self.results {
+            let sim = r
+                .sim_completion_s
+                .map_or("-".to_string(), |s| format!("{:.3}ms", s * 1e3));
             println!(
-                "{:<14} {:>12} {:>9.3}ms {:>8.3}ms {:>10.3} {:>12.3} {:>10} {:>8} {:>4}",
+                "{:<14} {:>12} {:>9.3}ms {:>8.3}ms {:>10.3} {:>12.3} {:>10} {:>8} {:>4} {:>10}",
                 r.protocol,
                 r.bytes,
                 r.completion_s * 1e3,
@@ -201,7 +208,8 @@ impl Report {
                 r.throughput_gbps_per_rank,
                 r.packets,
                 r.retransmissions,
-                if r.checksums_ok { "yes" } else { "NO" }
+                if r.checksums_ok { "yes" } else { "NO" },
+                sim
             );
         }
     }
@@ -252,7 +260,7 @@ mod tests {
             packets: 4,
             retransmissions: 0,
         };
-        let r = Row::of("grpf", 2, &m, 1e6, &[s(0.010), s(0.004), s(0.005)]);
+        let r = Row::of("grpf", 2, &m, 1e6, &[s(0.010), s(0.004), s(0.005)], None);
         assert_eq!(r.completion_s, 0.005);
         assert_eq!(r.bound_s, 0.003); // the busiest port moves 3000 bytes at 1e6 B/s
         assert!((r.optimality - 0.6).abs() < 1e-12);
