@@ -62,7 +62,8 @@ pub struct SimConfig {
     pub util_samples: usize,
     /// Check the protocol invariants on every packet (cheap; on by default).
     pub audit: bool,
-    /// Give up after this many timesteps (0: 50 x the bound + 100,000).
+    /// Give up after this many timesteps (0: 50 x the bound + 100,000, plus 40 timer periods
+    /// with loss recovery).
     pub max_steps: u64,
     /// Application preemption (off by default).
     pub preempt: Preemption,

@@ -152,7 +152,8 @@ impl Sim {
         let max_steps = if cfg.max_steps > 0 {
             cfg.max_steps
         } else {
-            50 * lower + 100_000
+            // Loss recovery: room for a few dozen repairs of one timer period each.
+            50 * lower + 100_000 + recovery.map_or(0, |r| 40 * r.timeout)
         };
         let mut sim = Sim {
             cfg: cfg.clone(),
@@ -192,7 +193,10 @@ impl Sim {
             cur_step: 1,
             barrier_due: Some(0),
             idle: 0,
-            idle_limit: (2 * lower).max(10_000),
+            // With loss recovery, nothing may move for up to two timer periods.
+            idle_limit: (2 * lower)
+                .max(10_000)
+                .max(recovery.map_or(0, |r| 3 * r.timeout)),
             max_steps,
             sched: if cfg.preempt.on() {
                 (0..n)

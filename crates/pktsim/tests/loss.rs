@@ -112,6 +112,17 @@ fn duplicates_alone_need_no_retransmission_and_are_ignored() {
 }
 
 #[test]
+fn a_long_timer_period_is_not_mistaken_for_a_hang() {
+    let m = matrix(4, 10);
+    let mut c = SimConfig::new(1, "grpf", 2);
+    c.loss.drop = 0.05;
+    c.resend_timeout = 30_000;
+    let r = run(&m, &c);
+    assert!(r.complete);
+    assert!(r.completion_steps > 30_000, "{}", r.completion_steps);
+}
+
+#[test]
 fn bad_loss_settings_say_which() {
     let m = matrix(4, 2);
     for (set, field) in [

@@ -224,7 +224,8 @@ pub struct SimOpts {
     /// Skip the per-packet invariant checks (a little faster).
     #[arg(long, help_heading = "Output")]
     pub no_audit: bool,
-    /// Give up after this many timesteps [default: 50 x the bound + 100000].
+    /// Give up after this many timesteps [default: 50 x the bound + 100000, plus 40 x
+    /// --resend-timeout with an impaired wire].
     #[arg(long, help_heading = "Output")]
     pub max_steps: Option<u64>,
 }
