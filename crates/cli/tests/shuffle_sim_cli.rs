@@ -187,3 +187,66 @@ fn bad_interference_settings_say_which() {
         assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn an_impaired_wire_still_delivers_everything_and_reports_the_repairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "16",
+        "--protocol",
+        "grpf",
+        "--drop",
+        "0.05",
+        "--duplicate",
+        "0.05",
+        "--reorder",
+        "0.1",
+        "--resend-timeout",
+        "200",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("loss recovery"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["violations"], 0);
+    assert_eq!(v["delivered_packets"], v["data_packets"]);
+    let loss = &v["loss"];
+    for key in ["dropped", "duplicated", "reordered", "retransmissions"] {
+        assert!(loss[key].as_u64().unwrap() > 0, "{key}: {loss}");
+    }
+    assert_eq!(loss["dead_peers"], 0);
+    // A loss-free run has no loss section (its JSON is what it always was).
+    let clean = dir.path().join("clean.json");
+    let out = coflowkit(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "16",
+        "--json",
+        clean.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&clean).unwrap()).unwrap();
+    assert!(v.get("loss").is_none());
+    for (flags, says) in [
+        (&["--drop", "1.5"][..], "drop"),
+        (&["--reorder", "0.1", "--reorder-max", "0"][..], "reorder"),
+        (
+            &["--drop", "0.1", "--resend-timeout", "0"][..],
+            "resend-timeout",
+        ),
+    ] {
+        let out = coflowkit(&[&["shuffle", "sim", "--nodes", "8"][..], flags].concat());
+        assert!(!out.status.success(), "{flags:?} succeeded");
+        assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
+    }
+}

@@ -5,7 +5,8 @@
 //!    through the sending rank, and CPU nanoseconds per packet (process CPU time, both ranks'
 //!    I/O threads and the kernel's share of the system calls, over DATA + control packets sent
 //!    and received).
-//! 2. An all-to-all of 8 ranks, 1 MB per message: aggregate goodput.
+//! 2. An all-to-all of 8 ranks, 1 MB per message: aggregate goodput, unpaced and paced
+//!    (`-- paced` for these only) with the share of the pacing bound reached.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -14,6 +15,10 @@ use std::time::Instant;
 use coflowkit_transport::{Endpoint, EndpointConfig, ExchangeProtocol};
 
 fn cluster(n: usize, payload: usize) -> Vec<Arc<Endpoint>> {
+    cluster_at(n, payload, None)
+}
+
+fn cluster_at(n: usize, payload: usize, rate_bps: Option<f64>) -> Vec<Arc<Endpoint>> {
     let socks: Vec<UdpSocket> = (0..n)
         .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
         .collect();
@@ -24,6 +29,7 @@ fn cluster(n: usize, payload: usize) -> Vec<Arc<Endpoint>> {
         .map(|(r, s)| {
             let mut cfg = EndpointConfig::new(r as u32, peers.clone(), 1);
             cfg.payload = payload;
+            cfg.rate_bps = rate_bps;
             Arc::new(Endpoint::bind(s, cfg).unwrap())
         })
         .collect()
@@ -69,9 +75,9 @@ fn one_way(payload: usize, bytes: usize) {
     }
 }
 
-fn all_to_all(n: usize, bytes: usize) {
-    let eps = cluster(n, 1400);
-    let proto = ExchangeProtocol::parse("grpf").unwrap();
+fn all_to_all(n: usize, bytes: usize, rate_bps: Option<f64>, name: &str) {
+    let eps = cluster_at(n, 1400, rate_bps);
+    let proto = ExchangeProtocol::parse(name).unwrap();
     let t0 = Instant::now();
     std::thread::scope(|s| {
         for (i, ep) in eps.iter().enumerate() {
@@ -88,17 +94,46 @@ fn all_to_all(n: usize, bytes: usize) {
     });
     let wall = t0.elapsed().as_secs_f64();
     let total = (n * (n - 1) * bytes) as f64;
+    // Each rank sends (n - 1) messages: at the pacer's rate that takes this long on the wire.
+    let bound = rate_bps.map(|r| {
+        let dgrams = (bytes as f64 / 1400.0).ceil() * (n - 1) as f64;
+        dgrams * (1400 + 60 + 46) as f64 * 8.0 / r
+    });
     println!(
-        "all-to-all of {n}, {} KB per message: {:.3} s, {:.2} Gbit/s aggregate, {:.0} Mbit/s per rank",
+        "{name} all-to-all of {n}, {} KB per message, rate {}: {:.3} s, {:.2} Gbit/s aggregate, \
+         {:.0} Mbit/s per rank{}",
         bytes >> 10,
+        rate_bps.map_or("unpaced".into(), |r| format!("{:.0} Mbit/s", r / 1e6)),
         wall,
         total * 8.0 / wall / 1e9,
-        total * 8.0 / wall / 1e6 / n as f64
+        total * 8.0 / wall / 1e6 / n as f64,
+        bound.map_or(String::new(), |b| format!(
+            ", {:.0} % of the pacing bound {b:.3} s",
+            b / wall * 100.0
+        ))
+    );
+    let st: Vec<_> = eps.iter().map(|e| e.stats()).collect();
+    println!(
+        "    packets sent {}, retransmissions {}, bytes sent {}",
+        st.iter().map(|s| s.packets_sent).sum::<u64>(),
+        st.iter().map(|s| s.retransmissions).sum::<u64>(),
+        st.iter().map(|s| s.bytes_sent).sum::<u64>()
     );
 }
 
+/// `-- paced` runs only the paced all-to-alls.
 fn main() {
-    one_way(1400, 64 << 20);
-    one_way(8900, 64 << 20);
-    all_to_all(8, 1 << 20);
+    let paced_only = std::env::args().any(|a| a == "paced");
+    if !paced_only {
+        one_way(1400, 64 << 20);
+        one_way(8900, 64 << 20);
+        all_to_all(8, 1 << 20, None, "grpf");
+    }
+    for name in ["push-rr", "madd", "grpf"] {
+        all_to_all(2, 4 << 20, Some(100e6), name);
+    }
+    for name in ["grpf", "hadoop-5", "madd"] {
+        all_to_all(8, 1 << 20, Some(50e6), name);
+    }
+    all_to_all(2, 8 << 20, Some(200e6), "grpf");
 }

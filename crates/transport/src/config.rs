@@ -24,6 +24,8 @@ pub struct EndpointConfig {
     /// and Ethernet overhead counted); `None`: as fast as the socket takes it.
     pub rate_bps: Option<f64>,
     /// The pacer's bucket: how many bytes may leave back to back (at least one datagram).
+    /// Deep enough that a late wake-up of the I/O thread does not cost rate, shallow enough to
+    /// fit a switch's (or `tbf`'s) buffer: 16 datagrams.
     pub burst_bytes: usize,
     pub loss: LossInjection,
     /// Loss-recovery period: a message without progress for this long is asked for again.
@@ -55,7 +57,7 @@ impl EndpointConfig {
             session,
             payload: 1400,
             rate_bps: None,
-            burst_bytes: 4 * (1400 + HEADER_LEN),
+            burst_bytes: 16 * (1400 + HEADER_LEN),
             loss: LossInjection::default(),
             resend_timeout: Duration::from_millis(5),
             dead_after: 100,

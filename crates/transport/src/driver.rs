@@ -39,9 +39,14 @@ pub struct Start {
 
 struct Active {
     op: Op,
-    reply: SyncSender<Outcome>,
+    /// The caller, until answered.
+    reply: Option<SyncSender<Outcome>>,
     /// The node had nothing more to send at the end of this turn (its last ACKs are out).
     drained: bool,
+    /// A failed operation stays until then, still serving its peers: a rank that gave up on a
+    /// dead peer keeps answering the others, so each of them fails naming the dead rank
+    /// (or completes, if it needs nothing from it) instead of taking this one for dead.
+    linger_until: Option<u64>,
 }
 
 /// Receive batches read per turn before the turn sends (a flood cannot starve sending).
@@ -120,12 +125,18 @@ impl Driver {
 
     /// Run until the endpoint closes; every operation still running then fails.
     pub fn run(mut self) {
+        // Pacing sleeps to the microsecond: the default 50 us of timer slack would stretch
+        // every gap between paced bursts.
+        // SAFETY: prctl with PR_SET_TIMERSLACK takes one integer and affects this thread only.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         let why = match self.turns() {
             Ok(()) => String::new(),
             Err(e) => format!(": {e}"),
         };
         for (_, a) in self.ops.drain() {
-            let _ = a.reply.send(Err(TransportError::Closed(why.clone())));
+            if let Some(r) = a.reply {
+                let _ = r.send(Err(TransportError::Closed(why.clone())));
+            }
         }
         // Callers still queued.
         while let Ok(s) = self.cmds.try_recv() {
@@ -144,12 +155,18 @@ impl Driver {
             let now = self.now();
             self.timers(now);
             let sent = self.transmit(now)?;
-            self.finish_done();
+            let now = self.now();
+            self.finish_done(now);
             if sent.more && !sent.blocked {
                 continue;
             }
             let now = self.now();
-            let mut wake = self.ops.values().filter_map(|a| a.op.poll_timeout()).min();
+            let mut wake = self
+                .ops
+                .values()
+                .flat_map(|a| [a.op.poll_timeout(), a.linger_until])
+                .flatten()
+                .min();
             let mut at = |t: Option<u64>| {
                 if let Some(t) = t {
                     wake = Some(wake.map_or(t, |w| w.min(t)));
@@ -185,8 +202,9 @@ impl Driver {
                         s.op,
                         Active {
                             op,
-                            reply: s.reply,
+                            reply: Some(s.reply),
                             drained: false,
+                            linger_until: None,
                         },
                     );
                     // Packets of peers that started first.
@@ -398,18 +416,34 @@ impl Driver {
         Ok(self.pending.is_empty())
     }
 
-    fn finish_done(&mut self) {
-        let done: Vec<u64> = self
-            .ops
-            .iter()
-            .filter(|(_, a)| a.op.error.is_some() || (a.drained && a.op.is_done()))
-            .map(|(&id, _)| id)
-            .collect();
-        for id in done {
+    /// Answer the callers of finished or failed operations; drop lingering ones whose time
+    /// is up (or whose protocol ended after all).
+    fn finish_done(&mut self, now: u64) {
+        let linger = self.cfg.resend_timeout.as_nanos() as u64 * self.cfg.dead_after as u64 * 2;
+        let mut gone = Vec::new();
+        for (&id, a) in self.ops.iter_mut() {
+            if let Some(until) = a.linger_until {
+                if now >= until || (a.drained && a.op.node_done()) {
+                    gone.push(id);
+                }
+            } else if let Some(e) = a.op.error.take() {
+                if let Some(r) = a.reply.take() {
+                    let _ = r.send(Err(e));
+                }
+                a.op.lingering = true;
+                a.linger_until = Some(now + linger);
+            } else if a.drained && a.op.is_done() {
+                gone.push(id);
+            }
+        }
+        for id in gone {
             let a = self.ops.remove(&id).expect("listed above");
+            let ok = a.linger_until.is_none();
             let outcome = a.op.finish();
-            self.completed.insert(id, outcome.is_ok());
-            let _ = a.reply.send(outcome);
+            self.completed.insert(id, ok);
+            if let Some(r) = a.reply {
+                let _ = r.send(outcome);
+            }
         }
     }
 }

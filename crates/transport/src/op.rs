@@ -43,6 +43,8 @@ pub struct Op {
     pub retransmissions_seen: u64,
     pub deadline: Option<u64>,
     start: u64,
+    /// Failed and answered: the node still serves the peers (see the driver), errors no more.
+    pub lingering: bool,
 }
 
 impl Op {
@@ -156,6 +158,7 @@ impl Op {
             retransmissions_seen: 0,
             deadline: cfg.op_timeout.map(|d| now + d.as_nanos() as u64),
             start: now,
+            lingering: false,
         })
     }
 
@@ -205,7 +208,8 @@ impl Op {
                 let complete = self.node.inbox().msgs[src].complete();
                 if complete && !m.done {
                     m.done = true;
-                    if crc32fast::hash(&m.buf) != h.msg_crc && self.error.is_none() {
+                    let bad = crc32fast::hash(&m.buf) != h.msg_crc;
+                    if bad && self.error.is_none() && !self.lingering {
                         self.error = Some(TransportError::Checksum {
                             op: self.id,
                             from: p.src,
@@ -236,7 +240,7 @@ impl Op {
         if self.node.poll_timeout().is_some_and(|t| t <= now) {
             self.node.handle_timeout(now);
         }
-        if self.error.is_none() {
+        if self.error.is_none() && !self.lingering {
             if let Some(rank) = self.node.dead_peer() {
                 self.error = Some(TransportError::PeerDead { rank });
             } else if self.deadline.is_some_and(|d| d <= now) {
@@ -292,6 +296,11 @@ impl Op {
     /// Done: every message sent was ACKed and every message expected arrived whole.
     pub fn is_done(&self) -> bool {
         self.error.is_some() || self.node.is_done()
+    }
+
+    /// The protocol's own end, whatever the errors.
+    pub fn node_done(&self) -> bool {
+        self.node.is_done()
     }
 
     /// The outcome: the messages in the caller's order, or the first error.

@@ -58,7 +58,9 @@ fn sizes(n: usize, max: usize, seed: u64) -> Vec<Vec<usize>> {
 /// The bytes rank `i` sends rank `j` in operation `op`.
 fn message(op: u64, i: usize, j: usize, len: usize) -> Vec<u8> {
     let mut rng = ChaCha8Rng::seed_from_u64(op << 32 | (i as u64) << 16 | j as u64);
-    (0..len).map(|_| rng.gen()).collect()
+    let mut v = vec![0; len];
+    rng.fill(&mut v[..]);
+    v
 }
 
 /// Every rank sends every other rank its message and receives one from each: what rank `i`
@@ -70,16 +72,26 @@ fn all_to_all(
     sz: &[Vec<usize>],
 ) -> Vec<Outcome> {
     let n = eps.len();
+    // Messages made first and every rank released at once: the ranks start together, as the
+    // dead-peer bound (resend_timeout x dead_after) assumes.
+    let sends: Vec<Vec<(u32, Vec<u8>)>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .filter(|&j| j != i)
+                .map(|j| (j as u32, message(op, i, j, sz[i][j])))
+                .collect()
+        })
+        .collect();
+    let go = std::sync::Barrier::new(n);
     std::thread::scope(|s| {
-        let hs: Vec<_> = (0..n)
-            .map(|i| {
-                let ep = eps[i].clone();
+        let hs: Vec<_> = sends
+            .into_iter()
+            .enumerate()
+            .map(|(i, sends)| {
+                let (ep, go) = (eps[i].clone(), &go);
                 s.spawn(move || {
-                    let sends = (0..n)
-                        .filter(|&j| j != i)
-                        .map(|j| (j as u32, message(op, i, j, sz[i][j])))
-                        .collect();
                     let from: Vec<u32> = (0..n as u32).filter(|&j| j != i as u32).collect();
+                    go.wait();
                     ep.exchange(op, proto, sends, &from)
                 })
             })
@@ -302,6 +314,12 @@ fn a_late_rank_is_served_from_the_staging_area() {
 }
 
 #[test]
+fn an_endpoint_is_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Endpoint>();
+}
+
+#[test]
 fn bad_arguments_are_errors_naming_the_rank() {
     let eps = cluster(2, |_| {});
     let p = ExchangeProtocol::parse("grpf").unwrap();
@@ -318,26 +336,34 @@ fn bad_arguments_are_errors_naming_the_rank() {
 
 #[test]
 fn a_rank_that_dies_mid_exchange_is_named_by_the_others() {
-    // Paced so the exchange would take about a second; rank 3 dies after 100 ms.
+    // Paced so the exchange would take about a second; rank 3 dies after 150 ms; a silent
+    // peer is dead after 20 periods of 10 ms.
     let eps = cluster(4, |c| {
         c.rate_bps = Some(40e6);
-        c.resend_timeout = Duration::from_millis(5);
+        c.resend_timeout = Duration::from_millis(10);
         c.dead_after = 20;
     });
     let proto = ExchangeProtocol::parse("grpf").unwrap();
     let sz = vec![vec![1_500_000; 4]; 4];
-    let t = Instant::now();
-    let got = std::thread::scope(|s| {
+    let (got, took) = std::thread::scope(|s| {
         let h = s.spawn(|| all_to_all(&eps, 1, &proto, &sz));
+        // Wait until rank 3 is visibly mid-exchange.
+        while eps[3].stats().packets_sent < 20 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         std::thread::sleep(Duration::from_millis(100));
+        let died = Instant::now();
         eps[3].close();
-        h.join().unwrap()
+        let got = h.join().unwrap();
+        (got, died.elapsed())
     });
-    let took = t.elapsed();
     for (i, r) in got.iter().enumerate().take(3) {
         match r {
             Err(TransportError::PeerDead { rank: 3 }) => {}
-            other => panic!("rank {i}: {other:?}"),
+            other => panic!(
+                "rank {i}: {other:?} after {took:?}; {:#?}",
+                eps.iter().map(|e| e.stats()).collect::<Vec<_>>()
+            ),
         }
     }
     assert!(
@@ -345,5 +371,109 @@ fn a_rank_that_dies_mid_exchange_is_named_by_the_others() {
         "{:?}",
         got[3]
     );
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // 20 silent periods of 10 ms, plus scheduling on a busy machine.
+    assert!(took < Duration::from_secs(3), "took {took:?} to notice");
+}
+
+/// Rank 0 an endpoint, rank 1 a bare socket that the test speaks the wire through.
+fn endpoint_and_bare_peer() -> (Endpoint, UdpSocket) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let bare = UdpSocket::bind("127.0.0.1:0").unwrap();
+    bare.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let peers = vec![sock.local_addr().unwrap(), bare.local_addr().unwrap()];
+    let mut cfg = EndpointConfig::new(0, peers, SESSION);
+    cfg.resend_timeout = Duration::from_millis(50);
+    (Endpoint::bind(sock, cfg).unwrap(), bare)
+}
+
+/// The one DATA packet of a `bytes`-long message (at most one payload) from rank 1 to rank 0.
+fn lone_packet(op: u64, bytes: &[u8], crc: u32) -> Vec<u8> {
+    use coflowkit_shuffle::proto::{Kind, Packet};
+    let packet = Packet {
+        kind: Kind::Data,
+        src: 1,
+        dst: 0,
+        seq: 0,
+        total: 1,
+        unsched: 1,
+        seed: 0,
+    };
+    let h = Header {
+        session: SESSION,
+        op,
+        packet,
+        msg_bytes: bytes.len() as u64,
+        msg_crc: crc,
+    };
+    wire::encode(&h, bytes).unwrap()
+}
+
+/// The next ACK the bare peer receives for `op`.
+fn next_ack(bare: &UdpSocket, op: u64) -> coflowkit_shuffle::proto::Packet {
+    let mut buf = [0u8; 2048];
+    loop {
+        let n = bare.recv(&mut buf).expect("an ACK in time");
+        let (h, _) = wire::decode(&buf[..n], SESSION).unwrap();
+        if h.op == op && h.packet.kind == coflowkit_shuffle::proto::Kind::Ack {
+            return h.packet;
+        }
+    }
+}
+
+#[test]
+fn a_completed_operation_acks_again_when_its_sender_asks() {
+    let (ep, bare) = endpoint_and_bare_peer();
+    let to = ep.local_addr();
+    let msg = b"hello".to_vec();
+    let d = lone_packet(3, &msg, crc32fast::hash(&msg));
+    bare.send_to(&d, to).unwrap();
+    let p = ExchangeProtocol::parse("grpf").unwrap();
+    let got = ep.exchange(3, &p, vec![], &[1]).unwrap();
+    assert_eq!(got, vec![(1, msg)]);
+    let ack = next_ack(&bare, 3);
+    assert_eq!((ack.src, ack.dst, ack.seq), (0, 1, 1));
+    assert_eq!(ep.stats().reacks, 0);
+    // The ACK was "lost": the sender sends its packet again, long after the operation ended.
+    bare.send_to(&d, to).unwrap();
+    let again = next_ack(&bare, 3);
+    assert_eq!(again, ack);
+    assert_eq!(ep.stats().reacks, 1);
+}
+
+#[test]
+fn a_message_that_fails_its_crc_is_an_error_naming_the_sender() {
+    let (ep, bare) = endpoint_and_bare_peer();
+    let msg = b"hello".to_vec();
+    bare.send_to(
+        &lone_packet(4, &msg, crc32fast::hash(&msg) ^ 1),
+        ep.local_addr(),
+    )
+    .unwrap();
+    let p = ExchangeProtocol::parse("grpf").unwrap();
+    match ep.exchange(4, &p, vec![], &[1]) {
+        Err(TransportError::Checksum { op: 4, from: 1 }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_operation_past_its_deadline_times_out() {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // Rank 1 exists but never says anything; it is not declared dead within the deadline.
+    let quiet = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let peers = vec![sock.local_addr().unwrap(), quiet.local_addr().unwrap()];
+    let mut cfg = EndpointConfig::new(0, peers, SESSION);
+    cfg.op_timeout = Some(Duration::from_millis(100));
+    let ep = Endpoint::bind(sock, cfg).unwrap();
+    let p = ExchangeProtocol::parse("grpf").unwrap();
+    let t = Instant::now();
+    match ep.exchange(8, &p, vec![(1, vec![1; 10])], &[1]) {
+        Err(TransportError::Timeout {
+            op: 8,
+            after_ms: 100,
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() >= Duration::from_millis(100));
+    assert!(t.elapsed() < Duration::from_secs(3));
 }

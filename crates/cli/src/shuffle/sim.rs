@@ -153,6 +153,16 @@ fn print_report(r: &SimReport) {
         r.avg_core_buffer_bytes / 1000.0,
         100.0 * r.tor_uplink_share
     );
+    if let Some(l) = &r.loss {
+        println!(
+            "wire              {} dropped, {} duplicated, {} reordered",
+            l.dropped, l.duplicated, l.reordered
+        );
+        println!(
+            "loss recovery     {} retransmissions, {} duplicates received, {} dead peers",
+            l.retransmissions, l.duplicates_received, l.dead_peers
+        );
+    }
     println!("invariant breaks  {}", r.violations);
 }
 

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use coflowkit_pktsim::{LocalBytes, Placement, Preemption, Priorities, SimConfig, Variation};
+use coflowkit_pktsim::{LocalBytes, Loss, Placement, Preemption, Priorities, SimConfig, Variation};
 use coflowkit_shuffle::proto::{
     GrantOptions, GrantStart, Policy, Protocol, Rounding, RxBasis, Unscheduled, Window,
 };
@@ -126,6 +126,24 @@ pub struct SimOpts {
     /// Mean time a port capacity holds, in intra-rack RTTs (lengths N(mu, mu/4)).
     #[arg(long, default_value_t = 20.0, help_heading = "Interference")]
     pub bw_interval_rtt: f64,
+    /// Probability that a packet leaving a host is lost on the wire (seeded). Any of --drop,
+    /// --duplicate, --reorder turns the protocol's loss recovery on.
+    #[arg(long, default_value_t = 0.0, help_heading = "Loss")]
+    pub drop: f64,
+    /// Probability that a packet leaving a host arrives twice.
+    #[arg(long, default_value_t = 0.0, help_heading = "Loss")]
+    pub duplicate: f64,
+    /// Probability that a packet leaving a host is held back 1..=--reorder-max timesteps, so
+    /// later packets overtake it.
+    #[arg(long, default_value_t = 0.0, help_heading = "Loss")]
+    pub reorder: f64,
+    /// Largest delay of a reordered packet, in timesteps.
+    #[arg(long, default_value_t = 8, help_heading = "Loss")]
+    pub reorder_max: u32,
+    /// Loss recovery's timer period in timesteps: a message silent for a whole period gets a
+    /// RESEND (or its sender probes) at the period's end.
+    #[arg(long, default_value_t = 1000, help_heading = "Loss")]
+    pub resend_timeout: u64,
     /// How nodes are placed in racks.
     #[arg(long, value_enum, default_value = "random", help_heading = "Network")]
     pub placement: PlacementArg,
@@ -358,6 +376,13 @@ impl SimOpts {
             mean_steps: self.bw_interval_rtt * 4.0 * self.hop_latency as f64,
         };
         c.allreduce_drain = self.stale_value == StaleArg::Drain;
+        c.loss = Loss {
+            drop: self.drop,
+            duplicate: self.duplicate,
+            reorder: self.reorder,
+            reorder_max: self.reorder_max,
+        };
+        c.resend_timeout = self.resend_timeout;
         Ok(c)
     }
 }
