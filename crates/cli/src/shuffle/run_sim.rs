@@ -21,7 +21,11 @@ pub fn predict(
 ) -> Option<f64> {
     let pm = PacketMatrix {
         n: m.n,
-        packets: m.bytes.iter().map(|&b| b.div_ceil(payload as u64)).collect(),
+        packets: m
+            .bytes
+            .iter()
+            .map(|&b| b.div_ceil(payload as u64))
+            .collect(),
     };
     let mut cfg = SimConfig::new(1, protocol, seed);
     cfg.grant.rtt_packets = rtt_packets;
