@@ -30,6 +30,10 @@ pub struct Endpoint {
     rank: u32,
     size: u32,
     local: SocketAddr,
+    /// Loss recovery's period and the periods after which a silent peer is dead: `linger`
+    /// waits on their scale.
+    resend_timeout: std::time::Duration,
+    dead_after: u32,
 }
 
 impl Endpoint {
@@ -47,6 +51,7 @@ impl Endpoint {
         });
         let (tx, rx) = mpsc::channel();
         let (rank, size) = (cfg.rank, cfg.peers.len() as u32);
+        let (resend_timeout, dead_after) = (cfg.resend_timeout, cfg.dead_after);
         let driver = Driver::new(cfg, inner.clone(), socket, rx);
         let thread = std::thread::Builder::new()
             .name(format!("ck-udp-{rank}"))
@@ -58,6 +63,8 @@ impl Endpoint {
             rank,
             size,
             local,
+            resend_timeout,
+            dead_after,
         })
     }
 
@@ -108,6 +115,25 @@ impl Endpoint {
 
     /// Stop the I/O thread and close the socket; operations still running fail with
     /// `Closed`. Dropping the endpoint does the same.
+    /// Before a process that is done exits: keep answering until the peers are quiet. A peer
+    /// whose last ACK from us was lost probes once per loss-recovery period and would declare
+    /// us dead if nobody answered (thesis §3.5: the application re-sends ACKs of completed
+    /// operations, so it must still be there). Returns once no datagram arrived for three
+    /// periods, or after `dead_after` periods at most (by then such a peer has given up).
+    pub fn linger(&self) {
+        let quiet = self.resend_timeout * 3;
+        let give_up = std::time::Instant::now() + self.resend_timeout * self.dead_after;
+        let mut seen = self.stats().packets_received;
+        while std::time::Instant::now() < give_up {
+            std::thread::sleep(quiet);
+            let now = self.stats().packets_received;
+            if now == seen {
+                return;
+            }
+            seen = now;
+        }
+    }
+
     pub fn close(&self) {
         self.inner.closing.store(true, Ordering::Release);
         self.inner.waker.wake();

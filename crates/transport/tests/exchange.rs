@@ -477,3 +477,31 @@ fn an_operation_past_its_deadline_times_out() {
     assert!(t.elapsed() >= Duration::from_millis(100));
     assert!(t.elapsed() < Duration::from_secs(3));
 }
+
+#[test]
+fn linger_returns_once_peers_are_quiet_and_waits_while_they_talk() {
+    let eps = cluster(2, |c| c.resend_timeout = Duration::from_millis(5));
+    // Nobody talks: three quiet periods (15 ms) and it returns.
+    let t0 = Instant::now();
+    eps[0].linger();
+    let quiet = t0.elapsed();
+    assert!(quiet >= Duration::from_millis(15), "{quiet:?}");
+    assert!(quiet < Duration::from_millis(400), "{quiet:?}");
+    // A peer keeps sending (garbage counts as traffic: it may be a probe we must answer) for
+    // 150 ms: linger waits it out.
+    let target = eps[0].local_addr();
+    let talker = std::thread::spawn(move || {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let end = Instant::now() + Duration::from_millis(150);
+        while Instant::now() < end {
+            s.send_to(b"probe?", target).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    std::thread::sleep(Duration::from_millis(5));
+    let t0 = Instant::now();
+    eps[0].linger();
+    let waited = t0.elapsed();
+    talker.join().unwrap();
+    assert!(waited >= Duration::from_millis(120), "{waited:?}");
+}

@@ -105,7 +105,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         return Ok(()); // the launcher: the ranks did the work
     }
     let (_world, ep) = ranks::connect(&a.ranks, 1, timeout)?;
-    let mut g = Group::world(ep as Arc<dyn Exchange>)?;
+    let mut g = Group::world(ep.clone() as Arc<dyn Exchange>)?;
     let mut rows = Vec::new();
     for &op in &ops {
         let sizes: &[usize] = if op == Op::Barrier { &[0] } else { &sizes };
@@ -150,6 +150,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
+    // Leave together, and stay until the others stop asking for lost ACKs.
+    g.barrier()?;
+    ep.linger();
     Ok(())
 }
 

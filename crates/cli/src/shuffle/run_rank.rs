@@ -124,8 +124,9 @@ pub fn run(a: &RunArgs) -> Result<()> {
             bail!("some bytes arrived wrong (checksums_ok false above)");
         }
     }
-    // Everyone leaves together, so no rank exits while another still needs its ACKs.
+    // Everyone leaves together, and stays until the others stop asking for lost ACKs.
     g.barrier()?;
+    ep.linger();
     Ok(())
 }
 
