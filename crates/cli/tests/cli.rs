@@ -115,3 +115,35 @@ fn trace_gen_and_stats_round_trip_through_both_formats() {
     gen_custom(&again);
     assert_eq!(std::fs::read(&gen).unwrap(), std::fs::read(&again).unwrap());
 }
+
+/// Declared sizes that would need more memory than the explicit limit are refused up front
+/// with the estimate; an endless file is not read without bound; zero counts are refused.
+#[test]
+fn huge_declared_sizes_endless_files_and_zero_counts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "wide.txt", "30000 1\n1 0 1 0 1 29999:1.0\n");
+    let out = coflowkit(&["sim", "--trace", &t, "-s", "fifo"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("declares 30000 ports") && err.contains("GB") && err.contains("limit"),
+        "{err}"
+    );
+    let out = coflowkit(&["sim", "--trace", "/dev/zero", "-s", "fifo"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/dev/zero:1: line longer than"), "{err}");
+    let toy = write(dir.path(), "toy.txt", TOY);
+    for args in [
+        vec!["sim", "--trace", &toy, "--jobs", "0"],
+        vec!["bench", "--repeat", "0"],
+        vec!["fetch", "sim", "--batch", "0"],
+        vec!["fetch", "sim", "--jobs", "0"],
+        vec!["shuffle", "bench", "--repeat", "0"],
+    ] {
+        let out = coflowkit(&args);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("0 is not in 1.."), "{args:?}: {err}");
+    }
+}

@@ -37,6 +37,10 @@ pub enum TraceErrorKind {
     Io(#[from] std::io::Error),
     #[error("empty file (expected a header line `<ports> <coflows>`)")]
     Empty,
+    #[error("line longer than {limit} bytes")]
+    LineTooLong { limit: usize },
+    #[error("file larger than {limit} bytes")]
+    FileTooLarge { limit: u64 },
     #[error("bad header: {0} (expected `<ports> <coflows>`)")]
     BadHeader(String),
     #[error("field 2 (coflow count): the header announces {header} coflows but the file has only {found}")]

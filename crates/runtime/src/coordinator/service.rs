@@ -167,8 +167,12 @@ impl Coordinator for Service {
             return Err(bad("addr", "empty"));
         }
         check_name("addr", &r.addr)?;
-        if !(r.nic_bytes_per_s.is_finite() && r.nic_bytes_per_s > 0.0) {
-            return Err(bad("nic_bytes_per_s", "must be finite and > 0"));
+        let min = crate::daemon::MIN_NIC_BYTES_PER_S;
+        if !(r.nic_bytes_per_s.is_finite() && r.nic_bytes_per_s >= min) {
+            return Err(bad(
+                "nic_bytes_per_s",
+                format!("must be finite and >= {min}"),
+            ));
         }
         for o in &r.objects {
             check_name("objects.data_id", &o.data_id)?;
