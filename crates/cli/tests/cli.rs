@@ -147,3 +147,41 @@ fn huge_declared_sizes_endless_files_and_zero_counts_are_refused() {
         assert!(err.contains("0 is not in 1.."), "{args:?}: {err}");
     }
 }
+
+/// Matrices and generators: a header of a billion nodes, a cell of 2^32 packets, `--nodes
+/// 100000` and a billion coflows are refused up front with a message naming the limit.
+#[test]
+fn huge_matrices_and_generated_sizes_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.txt", "nodes 1000000000 packets\n0\n");
+    let out = coflowkit(&["shuffle", "sim", "--matrix", &m]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("m.txt:1") && err.contains("over the limit"),
+        "{err}"
+    );
+    let m = write(dir.path(), "c.txt", "nodes 2 packets\n0 4294967296\n1 0\n");
+    let out = coflowkit(&["shuffle", "sim", "--matrix", &m]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("c.txt:2") && err.contains("row 0, column 1"),
+        "{err}"
+    );
+    let out = coflowkit(&["shuffle", "sim", "--nodes", "100000"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--nodes: 100000 nodes") && err.contains("limit"),
+        "{err}"
+    );
+    let out = coflowkit(&["trace", "gen", "fb", "--coflows", "1000000000"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("over the limit"), "{err}");
+    let out = coflowkit(&["shuffle", "sim", "--matrix", "/dev/zero"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line longer than"), "{err}");
+}

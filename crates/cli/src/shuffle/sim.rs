@@ -7,7 +7,9 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_pktsim::{try_run, SimReport};
-use coflowkit_shuffle::matrix::{generate_with, read_packet_matrix, GenSpec, PacketMatrix};
+use coflowkit_shuffle::matrix::{
+    check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix,
+};
 use serde::Serialize;
 
 use super::matrix_args::MatrixArgs;
@@ -51,6 +53,7 @@ fn matrix(
     match path {
         Some(p) => Ok(read_packet_matrix(p)?),
         None => {
+            check_nodes(nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
             let spec = GenSpec {
                 nodes,
                 skew,
