@@ -58,7 +58,7 @@ pub enum TraceErrorKind {
     },
     #[error("{field}: port {port} out of range 0..{ports}")]
     PortOutOfRange { field: Field, port: u64, ports: u32 },
-    #[error("{field}: size {mb} MB must be finite and not negative")]
+    #[error("{field}: size {mb} MB must be finite (also in bytes) and not negative")]
     BadSize { field: Field, mb: f64 },
     #[error("{field}: duplicate coflow id {id} (first on line {first_line})")]
     DuplicateId {
