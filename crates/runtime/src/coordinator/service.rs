@@ -32,6 +32,7 @@ pub struct Shared {
     /// Counters of the control (gRPC) and metrics listeners.
     pub control_stats: Arc<crate::listen::ListenStats>,
     pub metrics_stats: Arc<crate::listen::ListenStats>,
+    pub max_daemons: usize,
 }
 
 impl Shared {
@@ -181,10 +182,18 @@ impl Coordinator for Service {
             check_name("flows.data_id", &f.data_id)?;
             check_name("flows.dst", &f.dst)?;
         }
-        let port = self
-            .0
-            .lock()
-            .register_daemon(&r.addr, r.nic_bytes_per_s, &r.objects, &r.flows);
+        let port = {
+            let mut s = self.0.lock();
+            if !s.by_addr.contains_key(&r.addr) && s.daemons.len() >= self.0.max_daemons {
+                drop(s);
+                tracing::warn!(daemon = %r.addr, "refused: {} daemons registered already", self.0.max_daemons);
+                return Err(Status::resource_exhausted(format!(
+                    "this coordinator takes at most {} daemons",
+                    self.0.max_daemons
+                )));
+            }
+            s.register_daemon(&r.addr, r.nic_bytes_per_s, &r.objects, &r.flows)
+        };
         self.0.changed();
         tracing::info!(daemon = %r.addr, port, flows = r.flows.len(), objects = r.objects.len(), "daemon registered");
         Ok(Response::new(RegisterDaemonReply {
