@@ -24,7 +24,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10)]
     pub upscale: usize,
     /// Runs per scheduler; the table reports the fastest and the median
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub repeat: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

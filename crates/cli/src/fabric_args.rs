@@ -47,6 +47,7 @@ impl WorkloadArgs {
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             trace.coflows.truncate(n);
         }
+        check_pair_tables(&path, trace.ports as u64)?;
         let fabric = self.fabric(trace.ports as usize)?;
         Ok((path, trace, fabric))
     }
@@ -74,4 +75,31 @@ pub fn default_trace_path() -> PathBuf {
     } else {
         here
     }
+}
+
+/// The simulator and the schedulers keep dense tables per (source, destination) port pair;
+/// about this many bytes per pair, summed over them.
+const PAIR_TABLE_BYTES: u64 = 40;
+/// The most memory those tables may take; a trace declaring more ports is refused up front
+/// (rather than aborting on allocation) with the estimate.
+pub const MAX_PAIR_TABLES_BYTES: u64 = 2 << 30;
+
+/// Refuse `ports` whose per-pair tables would need more than [`MAX_PAIR_TABLES_BYTES`].
+pub fn check_pair_tables(path: &std::path::Path, ports: u64) -> Result<()> {
+    let need = ports
+        .checked_mul(ports)
+        .and_then(|p| p.checked_mul(PAIR_TABLE_BYTES))
+        .unwrap_or(u64::MAX);
+    if need > MAX_PAIR_TABLES_BYTES {
+        anyhow::bail!(
+            "{}: the trace declares {ports} ports: the simulator's per-port-pair tables would \
+             need about {:.1} GB ({ports}^2 pairs x {PAIR_TABLE_BYTES} bytes), over the limit of \
+             {:.1} GB (at most {} ports); renumber the ports the trace uses from 0",
+            path.display(),
+            need as f64 / 1e9,
+            MAX_PAIR_TABLES_BYTES as f64 / 1e9,
+            ((MAX_PAIR_TABLES_BYTES / PAIR_TABLE_BYTES) as f64).sqrt() as u64
+        );
+    }
+    Ok(())
 }

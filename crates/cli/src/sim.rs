@@ -43,7 +43,7 @@ pub struct SimArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Simulations run at once [default: the number of cores]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub jobs: Option<usize>,
 }
 

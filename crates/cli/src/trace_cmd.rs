@@ -133,6 +133,8 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             seed,
             out,
         }) => {
+            crate::fabric_args::check_pair_tables(std::path::Path::new("--ports"), ports as u64)?;
+            check_gen_size(coflows, 1.0)?;
             let spec = CustomSpec {
                 ports,
                 coflows,
@@ -155,6 +157,8 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             out,
         }) => {
             let base = trace::read_path(&base.unwrap_or_else(default_trace_path))?;
+            let per_coflow = base.flows() as f64 / base.coflows.len().max(1) as f64;
+            check_gen_size(coflows, per_coflow)?;
             let spec = FbScaleSpec {
                 coflows,
                 load,
@@ -163,6 +167,26 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             };
             out.write(&spec.generate(&base)?)?;
         }
+    }
+    Ok(())
+}
+
+/// Bytes a generated flow takes in memory, about.
+const FLOW_BYTES: f64 = 64.0;
+/// The most memory a generated trace may take; more is refused up front with the estimate.
+const MAX_GEN_BYTES: f64 = 8e9;
+
+/// Refuse `coflows` of about `flows_per_coflow` flows each (at least) if they would pass
+/// [`MAX_GEN_BYTES`].
+fn check_gen_size(coflows: usize, flows_per_coflow: f64) -> Result<()> {
+    let need = coflows as f64 * flows_per_coflow.max(1.0) * FLOW_BYTES;
+    if need > MAX_GEN_BYTES {
+        anyhow::bail!(
+            "--coflows {coflows}: the trace would need about {:.0} GB in memory ({coflows} coflows \
+             x {flows_per_coflow:.0} flows x {FLOW_BYTES} bytes), over the limit of {:.0} GB",
+            need / 1e9,
+            MAX_GEN_BYTES / 1e9
+        );
     }
     Ok(())
 }

@@ -115,3 +115,73 @@ fn trace_gen_and_stats_round_trip_through_both_formats() {
     gen_custom(&again);
     assert_eq!(std::fs::read(&gen).unwrap(), std::fs::read(&again).unwrap());
 }
+
+/// Declared sizes that would need more memory than the explicit limit are refused up front
+/// with the estimate; an endless file is not read without bound; zero counts are refused.
+#[test]
+fn huge_declared_sizes_endless_files_and_zero_counts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "wide.txt", "30000 1\n1 0 1 0 1 29999:1.0\n");
+    let out = coflowkit(&["sim", "--trace", &t, "-s", "fifo"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("declares 30000 ports") && err.contains("GB") && err.contains("limit"),
+        "{err}"
+    );
+    let out = coflowkit(&["sim", "--trace", "/dev/zero", "-s", "fifo"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/dev/zero:1: line longer than"), "{err}");
+    let toy = write(dir.path(), "toy.txt", TOY);
+    for args in [
+        vec!["sim", "--trace", &toy, "--jobs", "0"],
+        vec!["bench", "--repeat", "0"],
+        vec!["fetch", "sim", "--batch", "0"],
+        vec!["fetch", "sim", "--jobs", "0"],
+        vec!["shuffle", "bench", "--repeat", "0"],
+    ] {
+        let out = coflowkit(&args);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("0 is not in 1.."), "{args:?}: {err}");
+    }
+}
+
+/// Matrices and generators: a header of a billion nodes, a cell of 2^32 packets, `--nodes
+/// 100000` and a billion coflows are refused up front with a message naming the limit.
+#[test]
+fn huge_matrices_and_generated_sizes_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.txt", "nodes 1000000000 packets\n0\n");
+    let out = coflowkit(&["shuffle", "sim", "--matrix", &m]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("m.txt:1") && err.contains("over the limit"),
+        "{err}"
+    );
+    let m = write(dir.path(), "c.txt", "nodes 2 packets\n0 4294967296\n1 0\n");
+    let out = coflowkit(&["shuffle", "sim", "--matrix", &m]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("c.txt:2") && err.contains("row 0, column 1"),
+        "{err}"
+    );
+    let out = coflowkit(&["shuffle", "sim", "--nodes", "100000"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--nodes: 100000 nodes") && err.contains("limit"),
+        "{err}"
+    );
+    let out = coflowkit(&["trace", "gen", "fb", "--coflows", "1000000000"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("over the limit"), "{err}");
+    let out = coflowkit(&["shuffle", "sim", "--matrix", "/dev/zero"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line longer than"), "{err}");
+}

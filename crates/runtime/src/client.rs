@@ -169,7 +169,7 @@ impl Client {
 
     /// Store `bytes` as `data_id` of `coflow` on this host's daemon.
     pub async fn put(&self, coflow: CoflowId, data_id: &str, bytes: &[u8]) -> Result<u64> {
-        self.put_stream(coflow, data_id, bytes).await
+        (self.put_blocks(coflow, data_id, bytes, bytes.len() as u64, None)).await
     }
 
     /// Store a file's content.
@@ -177,7 +177,8 @@ impl Client {
         let f = tokio::fs::File::open(path)
             .await
             .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        self.put_stream(coflow, data_id, f).await
+        let hint = f.metadata().await.map_or(0, |m| m.len());
+        self.put_blocks(coflow, data_id, f, hint, None).await
     }
 
     /// Store everything `reader` yields (size need not be known in advance). Gets of the
@@ -188,7 +189,7 @@ impl Client {
         data_id: &str,
         reader: R,
     ) -> Result<u64> {
-        self.put_blocks(coflow, data_id, reader, None).await
+        self.put_blocks(coflow, data_id, reader, 0, None).await
     }
 
     /// A streaming put (Aalo's `AaloOutputStream`): write the object's bytes over time with
@@ -217,7 +218,7 @@ impl Client {
         let committed = Arc::new(AtomicBool::new(false));
         let (client, id, flag) = (self.clone(), data_id.to_string(), committed.clone());
         let task =
-            tokio::spawn(async move { client.put_blocks(coflow, &id, rx, Some(flag)).await });
+            tokio::spawn(async move { client.put_blocks(coflow, &id, rx, 0, Some(flag)).await });
         CoflowWriter {
             pipe: Some(tx),
             committed,
@@ -227,12 +228,14 @@ impl Client {
 
     /// The put itself. With `committed`, the reader's end completes the object only if the
     /// flag was set (a [`CoflowWriter`] finished); otherwise the connection is dropped without
-    /// an end, which abandons the put.
+    /// an end, which abandons the put. `size_hint` (0 = unknown) lets the daemon refuse a put
+    /// it could never hold before any byte is sent.
     async fn put_blocks<R: AsyncRead + Unpin>(
         &self,
         coflow: CoflowId,
         data_id: &str,
         mut reader: R,
+        size_hint: u64,
         committed: Option<Arc<AtomicBool>>,
     ) -> Result<u64> {
         let host = self.cfg.local_daemon.clone();
@@ -246,7 +249,7 @@ impl Client {
                 DataRequest {
                     coflow,
                     data_id: data_id.to_string(),
-                    op: Some(data_request::Op::Put(PutRequest { size_hint: 0 })),
+                    op: Some(data_request::Op::Put(PutRequest { size_hint })),
                 },
             )
             .await?;
@@ -260,6 +263,24 @@ impl Client {
                 msg: ack.error,
             });
         }
+        // The daemon's reply may come early (it refuses a put it cannot hold): read it
+        // beside the writes, so that its reason, not a broken pipe, is what the caller sees.
+        let mut reply = tokio::spawn(async move {
+            frame::read_msg::<_, DataReply>(&mut r, &mut rbuf, Kind::Reply)
+                .await
+                .map_err(|e| e.to_string())
+        });
+        // Ends it with the put, however the put ends (a CoflowWriter dropped mid-way drops
+        // this future): a live read half would keep the connection, and the put, open.
+        let _stop_reply = AbortOnDrop(reply.abort_handle());
+        let refused =
+            |reply: std::result::Result<std::result::Result<DataReply, String>, _>| match reply {
+                Ok(Ok(r)) if !r.error.is_empty() => Some(Error::Remote {
+                    peer: host.clone(),
+                    msg: r.error,
+                }),
+                _ => None,
+            };
         let mut buf = vec![0u8; BLOCK_BYTES];
         let mut total = 0u64;
         let io = |e| Error::io(format!("putting `{data_id}` to daemon {host}"), e);
@@ -273,10 +294,20 @@ impl Client {
             if n == 0 {
                 break;
             }
-            frame::write_block(&mut w, crc32fast::hash(&buf[..n]), &buf[..n])
-                .await
-                .map_err(io)?;
-            w.flush().await.map_err(io)?;
+            if reply.is_finished() {
+                let r = (&mut reply).await;
+                return Err(
+                    refused(r).unwrap_or_else(|| peer("replied before the end of the put".into()))
+                );
+            }
+            let sent = async {
+                frame::write_block(&mut w, crc32fast::hash(&buf[..n]), &buf[..n]).await?;
+                w.flush().await
+            };
+            if let Err(e) = sent.await {
+                let r = tokio::time::timeout(Duration::from_secs(2), &mut reply).await;
+                return Err(r.ok().and_then(refused).unwrap_or_else(|| io(e)));
+            }
             total += n as u64;
         }
         if committed.is_some_and(|c| !c.load(Ordering::Acquire)) {
@@ -286,9 +317,10 @@ impl Client {
             ));
         }
         frame::write_end(&mut w, total).await.map_err(io)?;
-        let reply: DataReply = frame::read_msg(&mut r, &mut rbuf, Kind::Reply)
+        let reply = reply
             .await
-            .map_err(|e| peer(e.to_string()))?;
+            .map_err(|e| peer(format!("reading the reply: {e}")))?
+            .map_err(peer)?;
         if !reply.error.is_empty() {
             return Err(Error::Remote {
                 peer: host.clone(),
@@ -497,5 +529,14 @@ impl Drop for CoflowWriter {
         if let Some(t) = self.task.take() {
             t.abort();
         }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

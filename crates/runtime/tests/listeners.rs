@@ -141,3 +141,27 @@ async fn a_daemon_over_its_limits_still_serves_once_they_leave() {
     a.put(id, "x", &data).await.unwrap();
     assert_eq!(b.get(id, "x").await.unwrap(), data);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_past_the_daemon_limit_are_refused_and_known_daemons_come_back() {
+    use coflowkit_runtime::proto::RegisterDaemonRequest;
+    let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Fair);
+    cfg.max_daemons = 2;
+    let c = coordinator::spawn(cfg, loopback()).unwrap();
+    let mut rpc = coflowkit_runtime::rpc::connect(&c.addr().to_string(), &token())
+        .await
+        .unwrap();
+    let req = |addr: &str| RegisterDaemonRequest {
+        protocol_version: coflowkit_runtime::PROTOCOL_VERSION,
+        addr: addr.into(),
+        nic_bytes_per_s: 1e6,
+        ..Default::default()
+    };
+    rpc.register_daemon(req("a:1")).await.unwrap();
+    rpc.register_daemon(req("b:1")).await.unwrap();
+    let e = rpc.register_daemon(req("c:1")).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
+    assert!(e.message().contains("at most 2 daemons"), "{e}");
+    // A known daemon re-registers (after a restart of its own) as before.
+    rpc.register_daemon(req("a:1")).await.unwrap();
+}

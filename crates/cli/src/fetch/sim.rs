@@ -50,7 +50,7 @@ pub struct FetchSimArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub runs: u64,
     /// Concurrent jobs (identical shape; job j's reducers start at node j)
-    #[arg(long, default_value_t = 1, value_name = "J")]
+    #[arg(long, default_value_t = 1, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: u32,
     /// Seconds between job arrivals
     #[arg(long, default_value_t = 0.0, value_name = "S")]
@@ -62,7 +62,7 @@ pub struct FetchSimArgs {
     #[arg(long, default_value_t = 0.5, value_name = "S")]
     pub size_spread: f64,
     /// Sources pre-scheduled per request by the reducer's cache (1 = no pre-scheduling)
-    #[arg(long, default_value_t = 1, value_name = "B")]
+    #[arg(long, default_value_t = 1, value_name = "B", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub batch: usize,
     /// Hadoop's rule: a node one fetcher of a task is pulling from is not offered to the task's
     /// other fetchers (default: the paper's model, which allows it)

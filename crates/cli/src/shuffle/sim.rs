@@ -7,7 +7,9 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_pktsim::{try_run, SimReport};
-use coflowkit_shuffle::matrix::{generate_with, read_packet_matrix, GenSpec, PacketMatrix};
+use coflowkit_shuffle::matrix::{
+    check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix,
+};
 use serde::Serialize;
 
 use super::matrix_args::MatrixArgs;
@@ -51,6 +53,7 @@ fn matrix(
     match path {
         Some(p) => Ok(read_packet_matrix(p)?),
         None => {
+            check_nodes(nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
             let spec = GenSpec {
                 nodes,
                 skew,
@@ -180,7 +183,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Runs; the table reports the fastest and the median.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub repeat: usize,
     #[command(flatten)]
     pub gen: MatrixArgs,

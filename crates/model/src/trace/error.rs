@@ -37,6 +37,10 @@ pub enum TraceErrorKind {
     Io(#[from] std::io::Error),
     #[error("empty file (expected a header line `<ports> <coflows>`)")]
     Empty,
+    #[error("line longer than {limit} bytes")]
+    LineTooLong { limit: usize },
+    #[error("file larger than {limit} bytes")]
+    FileTooLarge { limit: u64 },
     #[error("bad header: {0} (expected `<ports> <coflows>`)")]
     BadHeader(String),
     #[error("field 2 (coflow count): the header announces {header} coflows but the file has only {found}")]
@@ -54,7 +58,7 @@ pub enum TraceErrorKind {
     },
     #[error("{field}: port {port} out of range 0..{ports}")]
     PortOutOfRange { field: Field, port: u64, ports: u32 },
-    #[error("{field}: size {mb} MB must be finite and not negative")]
+    #[error("{field}: size {mb} MB must be finite (also in bytes) and not negative")]
     BadSize { field: Field, mb: f64 },
     #[error("{field}: duplicate coflow id {id} (first on line {first_line})")]
     DuplicateId {

@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use super::error::{Field, TraceError, TraceErrorKind};
 use crate::coflow::{Coflow, CoflowId, Trace};
 
+/// Largest arrival time read (ms): every integer up to it is exact in an f64.
+const MAX_EXACT_MS: f64 = 9_007_199_254_740_992.0;
+
 /// The tokens of one line and a read position. Field indices are 1-based, as a person counts.
 pub(crate) struct Line<'a> {
     file: &'a str,
@@ -96,8 +99,13 @@ impl<'a> Line<'a> {
     pub fn ms(&mut self, name: &str) -> Result<(Field, f64), TraceError> {
         let (field, text) = self.token(name)?;
         match text.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => Ok((field, v)),
-            _ => Err(self.bad_number(field, text, "a non-negative number of milliseconds")),
+            // Above 2^53 ms (285,000 years) milliseconds are no longer exact.
+            Ok(v) if v.is_finite() && (0.0..=MAX_EXACT_MS).contains(&v) => Ok((field, v)),
+            _ => Err(self.bad_number(
+                field,
+                text,
+                "a non-negative number of milliseconds up to 2^53",
+            )),
         }
     }
 
@@ -127,7 +135,8 @@ impl<'a> Line<'a> {
         let mb: f64 = text
             .parse()
             .map_err(|_| self.bad_number(field.clone(), text, "a size in MB"))?;
-        if !mb.is_finite() || mb < 0.0 {
+        // Finite in MB is not enough: 1e308 MB is infinite in bytes.
+        if !(mb * crate::units::MB).is_finite() || mb < 0.0 {
             return Err(self.err(TraceErrorKind::BadSize { field, mb }));
         }
         Ok(mb)
@@ -240,6 +249,21 @@ mod tests {
         assert_eq!(l.id("coflow id").unwrap().1, 7);
         let e = l.id("arrival ms").unwrap_err().to_string();
         assert!(e.starts_with("f:3: field 2 (arrival ms): `x`"), "{e}");
+    }
+
+    #[test]
+    fn sizes_infinite_in_bytes_and_inexact_times_are_refused() {
+        let l = Line::new("f", 2, "");
+        let e = l.mb_of(Field::new(5, "reducer MB"), "1e308").unwrap_err();
+        assert!(
+            e.to_string().starts_with("f:2: field 5 (reducer MB)"),
+            "{e}"
+        );
+        assert!(l.mb_of(Field::new(5, "reducer MB"), "1e300").is_ok());
+        let mut l = Line::new("f", 3, "1e17 9007199254740992");
+        let e = l.ms("arrival ms").unwrap_err().to_string();
+        assert!(e.starts_with("f:3: field 1 (arrival ms): `1e17`"), "{e}");
+        assert!(l.ms("arrival ms").is_ok());
     }
 
     #[test]

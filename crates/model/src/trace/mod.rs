@@ -3,6 +3,7 @@
 //! error; writers produce either format so generated workloads can feed other simulators.
 
 pub mod benchmark;
+pub mod bounded;
 pub mod error;
 mod lines;
 pub mod num;
@@ -119,8 +120,7 @@ pub fn read_path(path: &Path) -> Result<Trace, TraceError> {
 
 pub fn read_path_with(path: &Path, opts: &ReadOptions) -> Result<Trace, TraceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TraceError::new(&file, 0, TraceErrorKind::Io(e)))?;
+    let text = bounded::read_bounded(path, bounded::MAX_TRACE_BYTES, bounded::MAX_LINE_BYTES)?;
     parse_str_with(&text, &file, opts)
 }
 

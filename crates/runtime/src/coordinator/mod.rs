@@ -44,6 +44,9 @@ pub struct CoordinatorConfig {
     pub metrics: Option<SocketAddr>,
     /// Serve the control protocol over TLS with this certificate (`None` = plaintext).
     pub tls: Option<TlsServer>,
+    /// Most daemons (distinct addresses) ever registered; more are refused with
+    /// `RESOURCE_EXHAUSTED` (the fabric grows with them; default 4096).
+    pub max_daemons: usize,
     /// Connection limits and timeouts of the control listener (the metrics listener takes a
     /// sixteenth of them, at least 4).
     pub limits: Limits,
@@ -60,6 +63,7 @@ impl CoordinatorConfig {
             metrics: None,
             tls: None,
             limits: Limits::default(),
+            max_daemons: 4096,
         }
     }
 }
@@ -93,6 +97,7 @@ async fn serve_on(
         clairvoyant: sched.clairvoyant(),
         report_interval_s: config.report_interval.as_secs_f64(),
         control_stats: Arc::new(ListenStats::default()),
+        max_daemons: config.max_daemons,
         metrics_stats: Arc::new(ListenStats::default()),
     });
     if let Some(l) = metrics {

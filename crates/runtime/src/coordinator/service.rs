@@ -32,6 +32,7 @@ pub struct Shared {
     /// Counters of the control (gRPC) and metrics listeners.
     pub control_stats: Arc<crate::listen::ListenStats>,
     pub metrics_stats: Arc<crate::listen::ListenStats>,
+    pub max_daemons: usize,
 }
 
 impl Shared {
@@ -167,8 +168,12 @@ impl Coordinator for Service {
             return Err(bad("addr", "empty"));
         }
         check_name("addr", &r.addr)?;
-        if !(r.nic_bytes_per_s.is_finite() && r.nic_bytes_per_s > 0.0) {
-            return Err(bad("nic_bytes_per_s", "must be finite and > 0"));
+        let min = crate::daemon::MIN_NIC_BYTES_PER_S;
+        if !(r.nic_bytes_per_s.is_finite() && r.nic_bytes_per_s >= min) {
+            return Err(bad(
+                "nic_bytes_per_s",
+                format!("must be finite and >= {min}"),
+            ));
         }
         for o in &r.objects {
             check_name("objects.data_id", &o.data_id)?;
@@ -177,10 +182,18 @@ impl Coordinator for Service {
             check_name("flows.data_id", &f.data_id)?;
             check_name("flows.dst", &f.dst)?;
         }
-        let port = self
-            .0
-            .lock()
-            .register_daemon(&r.addr, r.nic_bytes_per_s, &r.objects, &r.flows);
+        let port = {
+            let mut s = self.0.lock();
+            if !s.by_addr.contains_key(&r.addr) && s.daemons.len() >= self.0.max_daemons {
+                drop(s);
+                tracing::warn!(daemon = %r.addr, "refused: {} daemons registered already", self.0.max_daemons);
+                return Err(Status::resource_exhausted(format!(
+                    "this coordinator takes at most {} daemons",
+                    self.0.max_daemons
+                )));
+            }
+            s.register_daemon(&r.addr, r.nic_bytes_per_s, &r.objects, &r.flows)
+        };
         self.0.changed();
         tracing::info!(daemon = %r.addr, port, flows = r.flows.len(), objects = r.objects.len(), "daemon registered");
         Ok(Response::new(RegisterDaemonReply {

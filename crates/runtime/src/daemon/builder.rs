@@ -12,6 +12,15 @@ use super::recover;
 use super::store::{Block, Body, Object, Store};
 use crate::proto::StoredObject;
 
+/// Why a block could not be added.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error("the object is larger than the daemon's memory bound of {limit} bytes, and it has no data dir to spill to")]
+    TooLarge { limit: u64 },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 /// A put in progress. Its object is in the store from the start, so gets can stream it; a
 /// builder dropped before [`Builder::finish`] abandons it (readers get the reason, the object
 /// leaves the store, its `.part` file goes with the last reader).
@@ -34,9 +43,16 @@ impl Builder {
         }
     }
 
-    /// Add one block (its checksum already verified). May wait for memory.
-    pub async fn push(&mut self, crc: u32, data: &[u8]) -> std::io::Result<()> {
+    /// Add one block (its checksum already verified). May wait for memory (cancel-safe: a
+    /// push dropped while it waits adds nothing). Without a data dir, a block that would make
+    /// the object larger than the memory bound is refused: it could never fit.
+    pub async fn push(&mut self, crc: u32, data: &[u8]) -> Result<(), PushError> {
         let len = data.len() as u32;
+        if self.store.memory_only() && self.size() + len as u64 > self.store.mem_limit() {
+            return Err(PushError::TooLarge {
+                limit: self.store.mem_limit(),
+            });
+        }
         // Once spilling, the rest of the object follows it to disk (whole objects on disk).
         let permit = if self.store.persist_all || self.file.is_some() {
             None
@@ -116,6 +132,11 @@ impl Builder {
 
     pub fn size(&self) -> u64 {
         self.obj.progress.now().bytes
+    }
+
+    /// The object being written (to wait for its cancellation beside a push).
+    pub fn object(&self) -> Arc<Object> {
+        self.obj.clone()
     }
 
     /// The put is complete: its size is final and, if it spilled, its file recoverable.

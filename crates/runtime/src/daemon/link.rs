@@ -63,10 +63,23 @@ pub async fn report_start(d: &Daemon, f: FlowInfo) {
 /// Keep the coordinator connection up for the daemon's life.
 pub async fn run(d: Arc<Daemon>) {
     let mut interval = d.cfg.report_interval;
+    // Retries are warned about when the reason changes, and every minute while it lasts (a
+    // wrong token, an unreachable coordinator), at debug otherwise.
+    let mut warned: Option<(String, std::time::Instant)> = None;
     loop {
         match session(&d, &mut interval).await {
             Ok(()) => tracing::warn!("coordinator closed the rate stream"),
-            Err(e) => tracing::debug!("coordinator: {e}"),
+            Err(e) => {
+                let again = warned
+                    .as_ref()
+                    .is_some_and(|(w, at)| *w == e && at.elapsed() < Duration::from_secs(60));
+                if again {
+                    tracing::debug!("coordinator: {e}");
+                } else {
+                    tracing::warn!("coordinator {}: {e}; retrying", d.cfg.coordinator);
+                    warned = Some((e, std::time::Instant::now()));
+                }
+            }
         }
         *d.link.client.lock().await = None;
         d.flows.fall_back();

@@ -27,6 +27,10 @@ use flows::Flows;
 use link::Link;
 use store::Store;
 
+/// The slowest NIC accepted (bytes per second): below it a block takes hours to pace, and a
+/// rate such as 1e-300 would pace gets at zero forever.
+pub const MIN_NIC_BYTES_PER_S: f64 = 1000.0;
+
 /// Everything a daemon is started with.
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
@@ -74,8 +78,11 @@ impl DaemonConfig {
 
     fn check(&self) -> Result<()> {
         self.limits.check().map_err(Error::Config)?;
-        if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s > 0.0) {
-            return Err(Error::Config("the NIC rate must be finite and > 0".into()));
+        if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s >= MIN_NIC_BYTES_PER_S) {
+            return Err(Error::Config(format!(
+                "the NIC rate must be finite and at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s), not {}",
+                self.nic_bytes_per_s
+            )));
         }
         if self.mem_limit_bytes < 2 * BLOCK_BYTES as u64 {
             return Err(Error::Config(format!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 
-use super::builder::Builder;
+use super::builder::{Builder, PushError};
 use super::store::Fetch;
 use super::{link, Daemon};
 use crate::auth::PROTOCOL_VERSION;
@@ -18,8 +18,6 @@ use crate::tls::DataStream;
 
 /// A client must say hello and ask within this time.
 const HANDSHAKE: Duration = Duration::from_secs(10);
-/// A put that sends nothing for this long is abandoned (its memory freed).
-const PUT_IDLE: Duration = Duration::from_secs(60);
 /// Longest data id accepted (bytes).
 const MAX_DATA_ID: usize = 512;
 
@@ -42,8 +40,9 @@ pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String) {
         }
     };
     let res = match req.op {
-        Some(data_request::Op::Put(_)) => {
-            put(&d, req.coflow, req.data_id, &mut r, &mut w, &mut buf).await
+        Some(data_request::Op::Put(p)) => {
+            let (coflow, id) = (req.coflow, req.data_id);
+            put(&d, coflow, id, p.size_hint, &mut r, &mut w, &mut buf).await
         }
         Some(data_request::Op::Get(g)) => get(&d, req.coflow, req.data_id, g.dst, &mut w).await,
         None => refuse(&mut w, "request has no operation".into()).await,
@@ -95,6 +94,7 @@ async fn put<R, W>(
     d: &Arc<Daemon>,
     coflow: u64,
     data_id: String,
+    size_hint: u64,
     r: &mut R,
     w: &mut W,
     buf: &mut Vec<u8>,
@@ -103,6 +103,18 @@ where
     R: tokio::io::AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin,
 {
+    // A put that can never fit is refused before it holds anything.
+    if d.store.memory_only() && size_hint > d.store.mem_limit() {
+        let why = format!(
+            "the put of coflow {coflow} data `{data_id}` ({size_hint} bytes) is larger than \
+             daemon {}'s memory bound of {} bytes, and it has no data dir to spill to",
+            d.cfg.advertise,
+            d.store.mem_limit()
+        );
+        tracing::warn!("{why}");
+        return refuse(w, why).await;
+    }
+    let idle = d.cfg.limits.idle;
     let mut b = match d.store.begin(coflow, &data_id) {
         Ok(b) => b,
         Err(e) => return refuse(w, e).await,
@@ -126,20 +138,54 @@ where
             b.size()
         )
     };
+    let obj = b.object();
     let total = loop {
-        // A putter that goes silent must not hold memory forever.
-        let Ok(chunk) = tokio::time::timeout(PUT_IDLE, frame::read_chunk(r, buf)).await else {
-            let why = format!("{}: no data for {PUT_IDLE:?}", at(&b));
+        // A putter that goes silent must not hold memory forever, nor a put whose coflow is
+        // unregistered.
+        let chunk = tokio::select! {
+            c = tokio::time::timeout(idle, frame::read_chunk(r, buf)) => c,
+            _ = obj.cancelled() => {
+                let why = format!("{}: its coflow was unregistered", at(&b));
+                abandon(d, &mut b, why.clone()).await;
+                return refuse(w, why).await;
+            }
+        };
+        let Ok(chunk) = chunk else {
+            let why = format!("{}: no data for {idle:?}", at(&b));
             abandon(d, &mut b, why.clone()).await;
             return refuse(w, why).await;
         };
         match chunk {
             Ok(Chunk::Block) => {
                 let crc = u32::from_be_bytes(buf[..4].try_into().expect("checked"));
-                if let Err(e) = b.push(crc, &buf[4..]).await {
-                    let why = format!("{}: storing: {e}", at(&b));
-                    abandon(d, &mut b, why).await;
-                    return Err(e);
+                // Waiting for memory ends too: at the idle limit (a client that left is not
+                // noticed while the daemon does not read) or when the coflow is unregistered.
+                let pushed = tokio::select! {
+                    p = tokio::time::timeout(idle, b.push(crc, &buf[4..])) => p,
+                    _ = obj.cancelled() => {
+                        let why = format!("{}: its coflow was unregistered", at(&b));
+                        abandon(d, &mut b, why.clone()).await;
+                        return refuse(w, why).await;
+                    }
+                };
+                let refused = match pushed {
+                    Ok(Ok(())) => None,
+                    Err(_) => Some(format!("waited {idle:?} for memory")),
+                    Ok(Err(PushError::TooLarge { limit })) => Some(format!(
+                        "it is larger than the daemon's memory bound of {limit} bytes, \
+                         and the daemon has no data dir to spill to"
+                    )),
+                    Ok(Err(PushError::Io(e))) => {
+                        let why = format!("{}: storing: {e}", at(&b));
+                        abandon(d, &mut b, why).await;
+                        return Err(e);
+                    }
+                };
+                if let Some(reason) = refused {
+                    let why = format!("{}: {reason}", at(&b));
+                    tracing::warn!("{why}");
+                    abandon(d, &mut b, why.clone()).await;
+                    return refuse(w, why).await;
                 }
             }
             Ok(Chunk::End(total)) => break total,

@@ -63,6 +63,10 @@ pub struct Object {
     /// Grows while the put streams in; readers copy a block's location out under the lock.
     parts: Mutex<Parts>,
     pub progress: Progress,
+    /// Set when its coflow is unregistered while the put is still streaming in: the put stops
+    /// and frees what it holds.
+    cancelled: std::sync::atomic::AtomicBool,
+    cancel: tokio::sync::Notify,
 }
 
 impl Drop for Object {
@@ -106,11 +110,32 @@ impl Object {
         Object {
             coflow,
             data_id,
+            cancelled: Default::default(),
+            cancel: tokio::sync::Notify::new(),
             progress: Progress::complete(blocks.len(), offset),
             parts: Mutex::new(Parts {
                 blocks,
                 spill: Some(path),
             }),
+        }
+    }
+
+    /// Tell the put still writing this object to stop.
+    pub(super) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.cancel.notify_waiters();
+    }
+
+    /// Returns once [`cancel`](Self::cancel) is called.
+    pub async fn cancelled(&self) {
+        loop {
+            let n = self.cancel.notified();
+            tokio::pin!(n);
+            n.as_mut().enable();
+            if self.cancelled.load(Ordering::Acquire) {
+                return;
+            }
+            n.await;
         }
     }
 
@@ -278,6 +303,8 @@ impl Store {
     }
 
     /// Add an object recovered at start; gives it back if its (coflow, data id) is taken.
+    // An error path of the start only: the large Err costs nothing worth a box.
+    #[allow(clippy::result_large_err)]
     pub(super) fn adopt(&self, obj: Object) -> Result<(), Object> {
         let key = (obj.coflow, obj.data_id.clone());
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
@@ -306,6 +333,8 @@ impl Store {
                 spill: None,
             }),
             progress: Progress::new(),
+            cancelled: Default::default(),
+            cancel: tokio::sync::Notify::new(),
         });
         objects.insert(key, obj.clone());
         Ok(Builder::new(self.clone(), obj))
@@ -319,12 +348,23 @@ impl Store {
             .cloned()
     }
 
-    /// Drop a coflow's objects (memory and spill files are freed once no get still reads them).
+    /// Drop a coflow's objects (memory and spill files are freed once no get still reads
+    /// them); puts still streaming in are told to stop, so they free theirs too.
     pub fn drop_coflow(&self, coflow: u64) -> usize {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         let before = objects.len();
-        objects.retain(|(c, _), _| *c != coflow);
+        objects.retain(|(c, _), o| {
+            if *c == coflow && o.size().is_none() {
+                o.cancel();
+            }
+            *c != coflow
+        });
         before - objects.len()
+    }
+
+    /// Whether puts are bounded by memory alone (no data dir to spill to).
+    pub fn memory_only(&self) -> bool {
+        self.data_dir.is_none()
     }
 
     /// The complete objects (puts still streaming in are reported when they complete).

@@ -69,12 +69,65 @@ pub fn read_normalized_matrix(path: &Path) -> Result<ShuffleMatrix, MatrixError>
     Ok(read_matrix_file(path)?.normalized())
 }
 
+/// Most nodes a matrix may have: its n^2 cells of 8 bytes stay within 2 GiB.
+pub const MAX_MATRIX_NODES: usize = 16_384;
+/// Most packets one cell (one message) may have; the protocol counts a message's packets in
+/// 32 bits with room to spare.
+pub const MAX_CELL_PACKETS: u64 = 1 << 30;
+/// Longest line read (bytes): a row of the largest matrix with 10-digit cells fits.
+const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Refuse a node count whose dense matrix would pass [`MAX_MATRIX_NODES`], with the estimate.
+pub fn check_nodes(n: usize) -> Result<(), String> {
+    if n > MAX_MATRIX_NODES {
+        let gb = (n as f64) * (n as f64) * 8.0 / 1e9;
+        return Err(format!(
+            "{n} nodes would need about {gb:.1} GB for the n^2 matrix, over the limit of \
+             {MAX_MATRIX_NODES} nodes (2.1 GB)"
+        ));
+    }
+    Ok(())
+}
+
 /// Reads a matrix file of either kind, with its comments.
 pub fn read_matrix_file(path: &Path) -> Result<MatrixFile, MatrixError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| MatrixError::at(&name, 0, MatrixErrorKind::Io(e.to_string())))?;
+    let max_file = (MAX_MATRIX_NODES as u64 + 16) * MAX_LINE_BYTES as u64;
+    let text = read_bounded(path, max_file, MAX_LINE_BYTES)
+        .map_err(|(line, why)| MatrixError::at(&name, line, MatrixErrorKind::Io(why)))?;
     parse_matrix(&text, &name)
+}
+
+/// The file's text, refused (with the line reached) once it passes `max_bytes` or a line
+/// passes `max_line`: `/dev/zero` is not read without bound.
+fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, (usize, String)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| (0, e.to_string()))?;
+    let (mut bytes, mut chunk) = (Vec::new(), vec![0u8; 1 << 16]);
+    let (mut line, mut len) = (1usize, 0usize);
+    loop {
+        let n = match f.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err((line, e.to_string())),
+        };
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                (line, len) = (line + 1, 0);
+            } else {
+                len += 1;
+                if len > max_line {
+                    return Err((line, format!("line longer than {max_line} bytes")));
+                }
+            }
+        }
+        if (bytes.len() + n) as u64 > max_bytes {
+            return Err((line, format!("file larger than {max_bytes} bytes")));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8(bytes).map_err(|e| (0, format!("not UTF-8: {e}")))
 }
 
 /// Parses matrix text; `file` names it in errors.
@@ -153,12 +206,12 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
             if tokens.len() > 3 {
                 return Err(field(line, 4, "end", format!("unexpected `{}`", tokens[3])));
             }
-            header = Some((n, is_packets));
-            if is_packets {
-                packets.reserve(n * n);
-            } else {
-                sizes.reserve(n * n);
+            if let Err(why) = check_nodes(n) {
+                return Err(field(line, 2, "node count", why));
             }
+            header = Some((n, is_packets));
+            // Room for the rows as they come, not for what the header declares: a header
+            // alone costs nothing.
             continue;
         };
         if rows_seen == n {
@@ -191,6 +244,16 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         format!("`{tok}` is not a whole number of packets"),
                     )
                 })?;
+                if v > MAX_CELL_PACKETS {
+                    return Err(field(
+                        line,
+                        j + 1,
+                        &name,
+                        format!(
+                            "{v} packets is more than the {MAX_CELL_PACKETS} a message may have"
+                        ),
+                    ));
+                }
                 packets.push(v);
             } else {
                 let v = tok

@@ -1,0 +1,84 @@
+//! Reading a trace file with bounds: a file without an end (`/dev/zero`) or a line without an
+//! end must not be read into memory without limit.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::error::{TraceError, TraceErrorKind};
+
+/// Largest trace file read (bytes): far above the 10x upscaled FB trace.
+pub const MAX_TRACE_BYTES: u64 = 4 << 30;
+/// Longest line (bytes): a coflow line lists its mappers and reducers, a few MB at most.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The file's text, refused once it passes `max_bytes`, or a line passes `max_line`.
+pub fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, TraceError> {
+    let file = path.display().to_string();
+    let io = |line: usize, e: std::io::Error| TraceError::new(&file, line, TraceErrorKind::Io(e));
+    let mut f = std::fs::File::open(path).map_err(|e| io(0, e))?;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let (mut line, mut line_len) = (1usize, 0usize);
+    loop {
+        let n = match f.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(line, e)),
+        };
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                line += 1;
+                line_len = 0;
+            } else {
+                line_len += 1;
+                if line_len > max_line {
+                    return Err(TraceError::new(
+                        &file,
+                        line,
+                        TraceErrorKind::LineTooLong { limit: max_line },
+                    ));
+                }
+            }
+        }
+        if (bytes.len() + n) as u64 > max_bytes {
+            return Err(TraceError::new(
+                &file,
+                line,
+                TraceErrorKind::FileTooLarge { limit: max_bytes },
+            ));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io(
+            0,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_file_is_refused_at_the_line_bound() {
+        let e = read_bounded(Path::new("/dev/zero"), MAX_TRACE_BYTES, 1 << 20).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("/dev/zero:1: line longer than 1048576 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_large_file_is_refused_at_the_file_bound() {
+        let p = std::env::temp_dir().join(format!("coflowkit-bounded-{}.txt", std::process::id()));
+        std::fs::write(&p, "1 1\n".repeat(1000)).unwrap();
+        let e = read_bounded(&p, 100, 1000).unwrap_err().to_string();
+        assert!(e.contains("larger than 100 bytes"), "{e}");
+        assert_eq!(read_bounded(&p, 4000, 1000).unwrap().len(), 4000);
+        std::fs::remove_file(&p).unwrap();
+    }
+}
