@@ -54,7 +54,7 @@ shuffle)
     $ck shuffle run --local $m --netns --rate $rate --payload $payload --matrix "$mat" --avg-bytes $avg \
       --protocol grpf,hadoop-5,madd,lockstep,high-entropy --repeat 3 --json "$out/shuffle-$tag.json" >/dev/null
     bytes=$(numfmt --from=iec "${avg^^}")
-    mpi_netns $m $rate $mtu -- "$PWD/$mpi" alltoallv "$PWD/$mat" "$bytes" 3 > "$out/mpi-$tag.json"
+    mpi_netns $m $rate $mtu -- "$(realpath "$mpi")" alltoallv "$(realpath "$mat")" "$bytes" 3 > "$out/mpi-$tag.json"
     log "shuffle ranks=$m avg=$avg skew=$skew $(jq -r '[.results[] | "\(.protocol)=\(.optimality|.*1000|round/1000)"] | join(" ")' "$out/shuffle-$tag.json") mpi_s=$(jq -r '.completion_s|sort|.[length/2|floor]' "$out/mpi-$tag.json")"
   done; done; done ;;
 loss)
