@@ -78,7 +78,10 @@ pub fn run(a: &RunArgs) -> Result<()> {
         )?,
     };
     let rtt = a.ranks.rtt_packets()?;
-    let gamma = bound_packets(&m, a.ranks.payload as u64);
+    // MADD ends every message together after the busiest rank's packets (Gamma).
+    let gamma = m
+        .to_packets(a.ranks.payload as u64, true)
+        .ideal_bound_packets();
     let mut rows = Vec::new();
     for name in &a.protocol {
         let proto = parse_protocol_for(name, a.seed, Some(rtt), Some(gamma))?;
@@ -128,20 +131,6 @@ pub fn run(a: &RunArgs) -> Result<()> {
     g.barrier()?;
     ep.linger();
     Ok(())
-}
-
-/// The most packets any rank sends or receives (a message of b bytes is max(1, ceil(b /
-/// payload)) packets): MADD paces every message to end together after this many packet times.
-fn bound_packets(m: &ByteMatrix, payload: u64) -> u64 {
-    let pk = |b: u64| b.div_ceil(payload).max(1);
-    (0..m.n)
-        .map(|h| {
-            let out: u64 = (0..m.n).filter(|&j| j != h).map(|j| pk(m.get(h, j))).sum();
-            let inc: u64 = (0..m.n).filter(|&i| i != h).map(|i| pk(m.get(i, h))).sum();
-            out.max(inc)
-        })
-        .max()
-        .unwrap_or(1)
 }
 
 /// Rank 0 reads `--matrix` and broadcasts its text; otherwise every rank generates the same

@@ -5,7 +5,7 @@
 //! for a loaded host at 200 Mbit/s). Protocols the simulator lacks (high-entropy) get none.
 
 use coflowkit_pktsim::{try_run, SimConfig};
-use coflowkit_shuffle::matrix::{ByteMatrix, PacketMatrix};
+use coflowkit_shuffle::matrix::ByteMatrix;
 
 /// Bytes on the wire per datagram beyond its payload: our header, IP/UDP, Ethernet.
 pub const WIRE_OVERHEAD: usize = 60 + 28 + 14;
@@ -19,14 +19,7 @@ pub fn predict(
     rtt_packets: u32,
     seed: u64,
 ) -> Option<f64> {
-    let pm = PacketMatrix {
-        n: m.n,
-        packets: m
-            .bytes
-            .iter()
-            .map(|&b| b.div_ceil(payload as u64))
-            .collect(),
-    };
+    let pm = m.to_packets(payload as u64, false);
     let mut cfg = SimConfig::new(1, protocol, seed);
     cfg.grant.rtt_packets = rtt_packets;
     cfg.hop_latency = 1;

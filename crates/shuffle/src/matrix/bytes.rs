@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{MatrixError, ShuffleMatrix};
+use super::{MatrixError, PacketMatrix, ShuffleMatrix};
 
 /// `bytes[i * n + j]`: bytes node i sends to node j. The diagonal is local data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,18 +42,27 @@ impl ByteMatrix {
 
     /// Bytes node `i` sends over the network (its row without the diagonal).
     pub fn out_network(&self, i: usize) -> u64 {
-        (0..self.n)
-            .filter(|&j| j != i)
-            .map(|j| self.get(i, j))
-            .sum()
+        super::out_network(self.n, &self.bytes, i)
     }
 
     /// Bytes node `j` receives over the network (its column without the diagonal).
     pub fn in_network(&self, j: usize) -> u64 {
-        (0..self.n)
-            .filter(|&i| i != j)
-            .map(|i| self.get(i, j))
-            .sum()
+        super::in_network(self.n, &self.bytes, j)
+    }
+
+    /// The matrix in packets of `payload` bytes (the last one of a message may be short). A
+    /// real transport sends an empty message as one empty packet (`empty_as_packet`); the
+    /// packet simulator has no such messages.
+    pub fn to_packets(&self, payload: u64, empty_as_packet: bool) -> PacketMatrix {
+        let floor = u64::from(empty_as_packet);
+        PacketMatrix {
+            n: self.n,
+            packets: self
+                .bytes
+                .iter()
+                .map(|&b| b.div_ceil(payload.max(1)).max(floor))
+                .collect(),
+        }
     }
 
     /// Bytes that cross the network in all.
@@ -64,10 +73,7 @@ impl ByteMatrix {
     /// The most any node must send or receive over the network: divided by the link rate it is
     /// the completion time no schedule can beat (spec §1.4).
     pub fn bound_bytes(&self) -> u64 {
-        (0..self.n)
-            .map(|h| self.out_network(h).max(self.in_network(h)))
-            .max()
-            .unwrap_or(0)
+        super::busiest_node(self.n, &self.bytes)
     }
 }
 
@@ -89,6 +95,10 @@ mod tests {
         assert_eq!(b.in_network(2), 1500);
         assert_eq!(b.bound_bytes(), 2000);
         assert_eq!(b.network_bytes(), 5500);
+        let p = b.to_packets(1000, false);
+        assert_eq!(p.packets, vec![1, 2, 0, 1, 1, 2, 2, 0, 2]);
+        assert_eq!(b.to_packets(1000, true).packets[2], 1);
+        assert_eq!(b.to_packets(1000, true).ideal_bound_packets(), 3);
     }
 
     #[test]

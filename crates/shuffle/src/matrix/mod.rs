@@ -77,17 +77,11 @@ impl PacketMatrix {
     }
     /// Packets node `i` sends over the network (its row without the diagonal).
     pub fn out_network(&self, i: usize) -> u64 {
-        (0..self.n)
-            .filter(|&j| j != i)
-            .map(|j| self.get(i, j))
-            .sum()
+        out_network(self.n, &self.packets, i)
     }
     /// Packets node `j` receives over the network (its column without the diagonal).
     pub fn in_network(&self, j: usize) -> u64 {
-        (0..self.n)
-            .filter(|&i| i != j)
-            .map(|i| self.get(i, j))
-            .sum()
+        in_network(self.n, &self.packets, j)
     }
     /// Message skewness of the packet counts (normalized by their own mean).
     pub fn skewness(&self) -> f64 {
@@ -96,11 +90,27 @@ impl PacketMatrix {
     /// Ideal completion bound in packet times (spec §1.4): the most any host must send or
     /// receive over the network. Local (diagonal) data is free.
     pub fn ideal_bound_packets(&self) -> u64 {
-        (0..self.n)
-            .map(|h| self.out_network(h).max(self.in_network(h)))
-            .max()
-            .unwrap_or(0)
+        busiest_node(self.n, &self.packets)
     }
+}
+
+/// Row `i` of the row-major `n x n` matrix `cells` without the diagonal: what node i sends
+/// over the network (in whatever unit the cells count).
+pub(crate) fn out_network(n: usize, cells: &[u64], i: usize) -> u64 {
+    (0..n).filter(|&j| j != i).map(|j| cells[i * n + j]).sum()
+}
+
+/// Column `j` without the diagonal: what node j receives over the network.
+pub(crate) fn in_network(n: usize, cells: &[u64], j: usize) -> u64 {
+    (0..n).filter(|&i| i != j).map(|i| cells[i * n + j]).sum()
+}
+
+/// The most any node sends or receives over the network (spec §1.4's bound, in cells' unit).
+pub(crate) fn busiest_node(n: usize, cells: &[u64]) -> u64 {
+    (0..n)
+        .map(|h| out_network(n, cells, h).max(in_network(n, cells, h)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Which generator builds the normalized matrix.
