@@ -2,7 +2,7 @@
 //! line rate; a barrier separates steps. The barrier is an input (`on_barrier`) so a driver
 //! decides how it is realized.
 
-use super::packet::{Kind, Packet};
+use super::packet::Packet;
 
 #[derive(Debug, Clone)]
 pub struct LockstepSender {
@@ -37,15 +37,7 @@ impl LockstepSender {
 
     /// Packet `k` of the message to `j`: every packet is unscheduled.
     pub fn packet(&self, j: usize, k: u32) -> Packet {
-        Packet {
-            kind: Kind::Data,
-            src: self.id as u32,
-            dst: j as u32,
-            seq: k,
-            total: self.total[j],
-            unsched: self.total[j],
-            seed: 0,
-        }
+        Packet::unscheduled(self.id, j, k, self.total[j])
     }
 
     /// Packets of the message to `j`, and how many have been sent (all of it in earlier

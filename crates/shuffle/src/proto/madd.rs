@@ -8,7 +8,7 @@
 //! square, so senders whose messages are released together do not all pick the same receiver.
 
 use super::heap::{rotated, IndexedHeap};
-use super::packet::{Kind, Packet};
+use super::packet::Packet;
 
 #[derive(Debug, Clone)]
 pub struct MaddSender {
@@ -60,15 +60,7 @@ impl MaddSender {
 
     /// Packet `k` of the message to `j`: every packet is unscheduled.
     pub fn packet(&self, j: usize, k: u32) -> Packet {
-        Packet {
-            kind: Kind::Data,
-            src: self.id as u32,
-            dst: j as u32,
-            seq: k,
-            total: self.total[j],
-            unsched: self.total[j],
-            seed: 0,
-        }
+        Packet::unscheduled(self.id, j, k, self.total[j])
     }
 
     /// Packets of the message to `j`, and how many have been sent.

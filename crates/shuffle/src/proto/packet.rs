@@ -45,6 +45,19 @@ impl Packet {
         self.kind != Kind::Data
     }
 
+    /// Packet `seq` of a `total`-packet message sent without grants (MADD, lockstep).
+    pub(crate) fn unscheduled(src: usize, dst: usize, seq: u32, total: u32) -> Packet {
+        Packet {
+            kind: Kind::Data,
+            src: src as u32,
+            dst: dst as u32,
+            seq,
+            total,
+            unsched: total,
+            seed: 0,
+        }
+    }
+
     pub(crate) fn control(kind: Kind, src: usize, dst: usize, seq: u32) -> Packet {
         Packet {
             kind,
