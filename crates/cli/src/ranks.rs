@@ -11,7 +11,7 @@ use coflowkit_launch::{bootstrap, local, run_local, run_netns, World};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_shuffle::proto::GrantOptions;
 use coflowkit_testbed::ClusterOptions;
-use coflowkit_transport::{Endpoint, EndpointConfig, LossInjection};
+use coflowkit_transport::{Endpoint, EndpointConfig, LossInjection, ReturnWhen};
 
 /// IPv4 and UDP headers and the transport's own, beyond a datagram's payload.
 const DATAGRAM_OVERHEAD: usize = 20 + 8 + coflowkit_transport::wire::HEADER_LEN;
@@ -49,6 +49,16 @@ pub struct RanksArgs {
     /// Give up after this many seconds (ranks that have not finished are stopped and named).
     #[arg(long, default_value_t = 300.0, help_heading = "Ranks")]
     pub timeout_s: f64,
+    /// When an exchange returns: `sent` (everything expected arrived and everything sent left
+    /// once; ACKs are awaited in the background) or `acked` (also every message ACKed).
+    #[arg(long, value_enum, default_value_t = ReturnArg::Sent, help_heading = "Ranks")]
+    pub return_when: ReturnArg,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReturnArg {
+    Sent,
+    Acked,
 }
 
 /// A round trip on a loaded host (scheduling included), for the default RTTpackets.
@@ -119,6 +129,10 @@ pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Ar
     cfg.payload = a.payload;
     cfg.burst_bytes = cfg.burst_bytes.max(16 * (a.payload + DATAGRAM_OVERHEAD));
     cfg.rate_bps = a.rate_bps()?;
+    cfg.return_when = match a.return_when {
+        ReturnArg::Sent => ReturnWhen::Sent,
+        ReturnArg::Acked => ReturnWhen::Acked,
+    };
     // A RESEND must not fire while a granted packet still waits behind a full window of others
     // in the receiver's queue: four windows at the link rate, at least the default 5 ms.
     let window = GrantOptions::default().overcommit as u64 * a.rtt_packets()? as u64;

@@ -47,6 +47,21 @@ pub struct EndpointConfig {
     pub batch: usize,
     /// Socket send and receive buffer bytes (forced above the system limit when root).
     pub socket_buffer: usize,
+    /// When `exchange` returns to its caller (see [`ReturnWhen`]).
+    pub return_when: ReturnWhen,
+}
+
+/// When an exchange answers its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReturnWhen {
+    /// Every expected message arrived whole and every outgoing message left at least once
+    /// (an eager send, as MPI's for small messages): the operation then stays in the I/O
+    /// thread, retransmitting until its peers ACK. Saves a round trip per step of a
+    /// collective; a peer that dies later is noticed by the peers that needed the data.
+    #[default]
+    Sent,
+    /// Also every outgoing message ACKed (the protocol's own end).
+    Acked,
 }
 
 impl EndpointConfig {
@@ -68,6 +83,7 @@ impl EndpointConfig {
             max_message_bytes: u32::MAX as u64,
             batch: 32,
             socket_buffer: 8 << 20,
+            return_when: ReturnWhen::default(),
         }
     }
 

@@ -16,7 +16,7 @@ use coflowkit_shuffle::proto::{Kind, Packet};
 
 use crate::batch::{self, RawAddr, RecvBatch};
 use crate::completed::Completed;
-use crate::config::{EndpointConfig, ExchangeProtocol};
+use crate::config::{EndpointConfig, ExchangeProtocol, ReturnWhen};
 use crate::endpoint::Inner;
 use crate::error::TransportError;
 use crate::loss::Injector;
@@ -420,6 +420,7 @@ impl Driver {
     /// is up (or whose protocol ended after all).
     fn finish_done(&mut self, now: u64) {
         let linger = self.cfg.resend_timeout.as_nanos() as u64 * self.cfg.dead_after as u64 * 2;
+        let eager = self.cfg.return_when == ReturnWhen::Sent;
         let mut gone = Vec::new();
         for (&id, a) in self.ops.iter_mut() {
             if let Some(until) = a.linger_until {
@@ -434,8 +435,15 @@ impl Driver {
                 a.linger_until = Some(now + linger);
             } else if a.drained && a.op.is_done() {
                 gone.push(id);
+            } else if a.reply.is_some() && eager && a.op.is_sent() {
+                // Answered now; the operation stays until its peers ACK (or it fails, which
+                // then only ends it: the caller has what it needed).
+                let r = a.reply.take().expect("checked");
+                let _ = r.send(Ok(a.op.take_received()));
             }
         }
+        let left = self.ops.len() - gone.len();
+        self.inner.held.store(left, Ordering::Release);
         for id in gone {
             let a = self.ops.remove(&id).expect("listed above");
             let ok = a.linger_until.is_none();

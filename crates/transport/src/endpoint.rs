@@ -3,7 +3,7 @@
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -19,6 +19,8 @@ pub(crate) struct Inner {
     pub counters: Counters,
     pub waker: Waker,
     pub closing: AtomicBool,
+    /// Operations the I/O thread still holds (answered early or not): `linger` waits for them.
+    pub held: AtomicUsize,
 }
 
 /// One rank's transport. `Send + Sync`: exchanges with different operation ids may run from
@@ -48,6 +50,7 @@ impl Endpoint {
             counters: Counters::default(),
             waker: Waker::new()?,
             closing: AtomicBool::new(false),
+            held: AtomicUsize::new(0),
         });
         let (tx, rx) = mpsc::channel();
         let (rank, size) = (cfg.rank, cfg.peers.len() as u32);
@@ -118,8 +121,10 @@ impl Endpoint {
     /// Before a process that is done exits: keep answering until the peers are quiet. A peer
     /// whose last ACK from us was lost probes once per loss-recovery period and would declare
     /// us dead if nobody answered (thesis §3.5: the application re-sends ACKs of completed
-    /// operations, so it must still be there). Returns once no datagram arrived for three
-    /// periods, or after `dead_after` periods at most (by then such a peer has given up).
+    /// operations, so it must still be there); and an exchange answered before its peers
+    /// ACKed ([`crate::ReturnWhen::Sent`]) may still owe them retransmissions. Returns once no
+    /// operation is held and no datagram arrived for three periods, or after `dead_after`
+    /// periods at most (by then such a peer has given up).
     pub fn linger(&self) {
         let quiet = self.resend_timeout * 3;
         let give_up = std::time::Instant::now() + self.resend_timeout * self.dead_after;
@@ -127,7 +132,7 @@ impl Endpoint {
         while std::time::Instant::now() < give_up {
             std::thread::sleep(quiet);
             let now = self.stats().packets_received;
-            if now == seen {
+            if now == seen && self.inner.held.load(Ordering::Acquire) == 0 {
                 return;
             }
             seen = now;

@@ -14,6 +14,9 @@ struct OutMsg {
     bytes: Vec<u8>,
     crc: u32,
     packets: u64,
+    /// DATA packets `0..sent` left at least once (senders send a message's packets first in
+    /// increasing order; retransmissions only repeat them).
+    sent: u64,
 }
 
 struct InMsg {
@@ -45,6 +48,8 @@ pub struct Op {
     start: u64,
     /// Failed and answered: the node still serves the peers (see the driver), errors no more.
     pub lingering: bool,
+    /// Outgoing messages not yet sent whole at least once.
+    unsent: usize,
 }
 
 impl Op {
@@ -91,6 +96,7 @@ impl Op {
                 crc: crc32fast::hash(&bytes),
                 bytes,
                 packets,
+                sent: 0,
             });
         }
         let mut inc: Vec<Option<InMsg>> = (0..n).map(|_| None).collect();
@@ -144,6 +150,7 @@ impl Op {
             seed: proto.seed ^ id.rotate_left(17) ^ cfg.session as u64,
         };
         let node = Node::new(&spec);
+        let unsent = out.iter().flatten().count();
         Ok(Op {
             id,
             rank: me,
@@ -159,6 +166,7 @@ impl Op {
             deadline: cfg.op_timeout.map(|d| now + d.as_nanos() as u64),
             start: now,
             lingering: false,
+            unsent,
         })
     }
 
@@ -268,8 +276,14 @@ impl Op {
         let mut payload: &[u8] = &[];
         if matches!(p.kind, Kind::Data | Kind::Announce) {
             let m = self.out[p.dst as usize]
-                .as_ref()
+                .as_mut()
                 .expect("the node sends only messages it was given");
+            if p.kind == Kind::Data && p.seq as u64 == m.sent {
+                m.sent += 1;
+                if m.sent == m.packets {
+                    self.unsent -= 1;
+                }
+            }
             h.msg_bytes = m.bytes.len() as u64;
             h.msg_crc = m.crc;
             if p.kind == Kind::Data {
@@ -296,6 +310,33 @@ impl Op {
     /// Done: every message sent was ACKed and every message expected arrived whole.
     pub fn is_done(&self) -> bool {
         self.error.is_some() || self.node.is_done()
+    }
+
+    /// Every expected message arrived whole and every outgoing one left at least once: the
+    /// caller may have its messages ([`crate::ReturnWhen::Sent`]).
+    pub fn is_sent(&self) -> bool {
+        self.unsent == 0 && self.node.inbox().done()
+    }
+
+    /// The received messages in the caller's order, taken out early (the operation goes on
+    /// serving its peers); `finish` then returns empty messages.
+    pub fn take_received(&mut self) -> Vec<(u32, Vec<u8>)> {
+        let rank = self.rank;
+        let (inc, local) = (&mut self.inc, &mut self.local);
+        self.recv_from
+            .iter()
+            .map(|&r| {
+                let bytes = if r == rank {
+                    local.take().unwrap_or_default()
+                } else {
+                    inc[r as usize]
+                        .as_mut()
+                        .map(|m| std::mem::take(&mut m.buf))
+                        .unwrap_or_default()
+                };
+                (r, bytes)
+            })
+            .collect()
     }
 
     /// The protocol's own end, whatever the errors.

@@ -505,3 +505,45 @@ fn linger_returns_once_peers_are_quiet_and_waits_while_they_talk() {
     talker.join().unwrap();
     assert!(waited >= Duration::from_millis(120), "{waited:?}");
 }
+
+#[test]
+fn an_eager_send_returns_before_its_receiver_starts_and_still_arrives() {
+    // Rank 1 starts its receive only after rank 0's send has returned: under the default
+    // `ReturnWhen::Sent` that must complete (under `Acked` it would wait forever for an ACK
+    // that only a started receiver gives). The message then comes from rank 1's staging
+    // area, rank 0 keeps the operation until the ACK, and `linger` waits for that.
+    let eps = cluster(2, |_| {});
+    let proto = ExchangeProtocol::parse("grpf").unwrap();
+    let msg = message(9, 0, 1, 5000);
+    let got0 = eps[0]
+        .exchange(9, &proto, vec![(1, msg.clone())], &[])
+        .unwrap();
+    assert!(got0.is_empty());
+    let got1 = eps[1].exchange(9, &proto, vec![], &[0]).unwrap();
+    assert_eq!(got1, vec![(0, msg)]);
+    assert!(eps[1].stats().staged > 0);
+    // Rank 0 still held the operation for the ACK; linger returns once it has it.
+    eps[0].linger();
+    eps[1].linger();
+}
+
+#[test]
+fn an_acked_exchange_waits_for_its_receiver() {
+    // Under `Acked` a send returns only once the receiver has the message.
+    let eps = cluster(2, |c| {
+        c.return_when = coflowkit_transport::ReturnWhen::Acked
+    });
+    let proto = ExchangeProtocol::parse("grpf").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (ep, proto) = (eps[0].clone(), &proto);
+        s.spawn(move || {
+            ep.exchange(3, proto, vec![(1, vec![7; 100])], &[]).unwrap();
+            tx.send(()).unwrap();
+        });
+        // Not answered while rank 1 has not started (20 resend periods of 2 ms).
+        assert!(rx.recv_timeout(Duration::from_millis(40)).is_err());
+        eps[1].exchange(3, proto, vec![], &[0]).unwrap();
+        rx.recv().unwrap();
+    });
+}
