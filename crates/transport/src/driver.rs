@@ -1,8 +1,10 @@
-//! The endpoint's I/O thread, the only reader of the clock. Each turn it takes new operations,
-//! reads what the socket holds (in batches), hands each datagram to its operation (or stages
-//! it, or answers it for a completed one), fires due timers, polls the operations for packets
-//! under the pacer, applies loss injection, writes (in batches), hands finished operations
-//! back, and sleeps in `ppoll` until a datagram, a caller or the next timer.
+//! The endpoint's engine, the only reader of the clock, run in turns by whichever thread holds
+//! it (a caller waiting for its exchange, or the endpoint's background thread when no caller
+//! does; see `endpoint`). Each turn it takes new operations, reads what the socket holds (in
+//! batches), hands each datagram to its operation (or stages it, or answers it for a completed
+//! one), fires due timers, polls the operations for packets under the pacer, applies loss
+//! injection, writes (in batches), and hands finished operations back; then the thread sleeps
+//! in `ppoll` until a datagram, a caller or the next timer.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::UdpSocket;
@@ -68,7 +70,7 @@ struct Sent {
 pub struct Driver {
     cfg: EndpointConfig,
     inner: Arc<Inner>,
-    sock: UdpSocket,
+    sock: Arc<UdpSocket>,
     cmds: Receiver<Start>,
     epoch: Instant,
     ops: HashMap<u64, Active>,
@@ -84,13 +86,43 @@ pub struct Driver {
     /// ACKs owed for completed operations: (op, packet).
     reacks: Vec<(u64, Packet)>,
     pool: Vec<Vec<u8>>,
+    /// Why the endpoint no longer works (an I/O error, or closed).
+    broken: Option<String>,
+}
+
+/// Waits on the engine's socket and waker.
+pub struct Sleeper {
+    sock: Arc<UdpSocket>,
+    inner: Arc<Inner>,
+}
+
+impl Sleeper {
+    pub fn wait(&self, w: Wait) -> std::io::Result<()> {
+        match w {
+            Wait::Again => Ok(()),
+            Wait::Sleep {
+                want_write,
+                timeout,
+            } => batch::wait(&self.sock, &self.inner.waker, want_write, timeout),
+        }
+    }
+}
+
+/// What a driving thread does after a turn.
+#[derive(Debug, Clone, Copy)]
+pub enum Wait {
+    Again,
+    Sleep {
+        want_write: bool,
+        timeout: Option<u64>,
+    },
 }
 
 impl Driver {
     pub fn new(
         cfg: EndpointConfig,
         inner: Arc<Inner>,
-        sock: UdpSocket,
+        sock: Arc<UdpSocket>,
         cmds: Receiver<Start>,
     ) -> Driver {
         let dgram = HEADER_LEN + cfg.payload;
@@ -108,6 +140,7 @@ impl Driver {
             pending: VecDeque::new(),
             reacks: Vec::new(),
             pool: Vec::new(),
+            broken: None,
             cfg,
             inner,
             sock,
@@ -123,67 +156,104 @@ impl Driver {
         &self.inner.counters
     }
 
-    /// Run until the endpoint closes; every operation still running then fails.
-    pub fn run(mut self) {
-        // Pacing sleeps to the microsecond: the default 50 us of timer slack would stretch
-        // every gap between paced bursts.
-        // SAFETY: prctl with PR_SET_TIMERSLACK takes one integer and affects this thread only.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        let why = match self.turns() {
-            Ok(()) => String::new(),
-            Err(e) => format!(": {e}"),
-        };
+    /// Fail every operation, and every call still queued, with `Closed(why)`; calls queued
+    /// later are refused the same way.
+    pub fn fail_all(&mut self, why: &str) {
+        self.broken.get_or_insert_with(|| why.to_string());
         for (_, a) in self.ops.drain() {
             if let Some(r) = a.reply {
-                let _ = r.send(Err(TransportError::Closed(why.clone())));
+                let _ = r.send(Err(TransportError::Closed(why.to_string())));
             }
         }
-        // Callers still queued.
         while let Ok(s) = self.cmds.try_recv() {
-            let _ = s.reply.send(Err(TransportError::Closed(why.clone())));
+            let _ = s.reply.send(Err(TransportError::Closed(why.to_string())));
+        }
+        self.inner.held.store(0, Ordering::Release);
+    }
+
+    /// One turn (new calls, receive, timers, send, answers), then what to do before the next:
+    /// go on at once, or wait on the socket and the waker (see [`wait`](Self::wait)). An I/O
+    /// error of the socket ends the endpoint: everything fails with `Closed`.
+    pub fn turn(&mut self) -> Wait {
+        if let Some(why) = self.broken.clone() {
+            self.fail_all(&why);
+            return Wait::Sleep {
+                want_write: false,
+                timeout: None,
+            };
+        }
+        if self.inner.closing.load(Ordering::Acquire) {
+            self.fail_all("");
+            return Wait::Sleep {
+                want_write: false,
+                timeout: None,
+            };
+        }
+        match self.turn_io() {
+            Ok(w) => w,
+            Err(e) => {
+                self.fail_all(&format!(": {e}"));
+                Wait::Sleep {
+                    want_write: false,
+                    timeout: None,
+                }
+            }
         }
     }
 
-    fn turns(&mut self) -> std::io::Result<()> {
-        loop {
-            if self.inner.closing.load(Ordering::Acquire) {
-                return Ok(());
-            }
-            let now = self.now();
-            self.take_calls(now);
-            self.receive()?;
-            let now = self.now();
-            self.timers(now);
-            let sent = self.transmit(now)?;
-            let now = self.now();
-            self.finish_done(now);
-            if sent.more && !sent.blocked {
-                continue;
-            }
-            let now = self.now();
-            let mut wake = self
-                .ops
-                .values()
-                .flat_map(|a| [a.op.poll_timeout(), a.linger_until])
-                .flatten()
-                .min();
-            let mut at = |t: Option<u64>| {
-                if let Some(t) = t {
-                    wake = Some(wake.map_or(t, |w| w.min(t)));
-                }
-            };
-            at(self.staging.next_expiry());
-            if sent.paced {
-                at(self.pacer.next_ready(HEADER_LEN + self.cfg.payload));
-            }
-            if !self.ops.is_empty() {
-                at(Some(now + MAX_SLEEP_NS));
-            }
-            let timeout = wake.map(|w| w.saturating_sub(now));
-            if timeout != Some(0) {
-                batch::wait(&self.sock, &self.inner.waker, sent.blocked, timeout)?;
-            }
+    /// Block until a datagram, a caller's wake-up or the turn's timer (whichever first).
+    pub fn wait(&self, w: Wait) -> std::io::Result<()> {
+        self.sleeper().wait(w)
+    }
+
+    /// What waiting needs, to wait without holding the engine.
+    pub fn sleeper(&self) -> Sleeper {
+        Sleeper {
+            sock: self.sock.clone(),
+            inner: self.inner.clone(),
         }
+    }
+
+    fn turn_io(&mut self) -> std::io::Result<Wait> {
+        let now = self.now();
+        self.take_calls(now);
+        self.receive()?;
+        let now = self.now();
+        self.timers(now);
+        let sent = self.transmit(now)?;
+        let now = self.now();
+        self.finish_done(now);
+        if sent.more && !sent.blocked {
+            return Ok(Wait::Again);
+        }
+        let now = self.now();
+        let mut wake = self
+            .ops
+            .values()
+            .flat_map(|a| [a.op.poll_timeout(), a.linger_until])
+            .flatten()
+            .min();
+        let mut at = |t: Option<u64>| {
+            if let Some(t) = t {
+                wake = Some(wake.map_or(t, |w| w.min(t)));
+            }
+        };
+        at(self.staging.next_expiry());
+        if sent.paced {
+            at(self.pacer.next_ready(HEADER_LEN + self.cfg.payload));
+        }
+        if !self.ops.is_empty() {
+            at(Some(now + MAX_SLEEP_NS));
+        }
+        let timeout = wake.map(|w| w.saturating_sub(now));
+        Ok(if timeout == Some(0) {
+            Wait::Again
+        } else {
+            Wait::Sleep {
+                want_write: sent.blocked,
+                timeout,
+            }
+        })
     }
 
     fn take_calls(&mut self, now: u64) {

@@ -1,16 +1,21 @@
-//! The endpoint of one rank: one UDP socket and one background I/O thread ([`crate::driver`])
-//! that drives the protocol's sans-IO nodes; callers block in [`Endpoint::exchange`].
+//! The endpoint of one rank: one UDP socket and the engine ([`crate::driver`]) that drives the
+//! protocol's sans-IO nodes. A caller of [`Endpoint::exchange`] runs the engine itself until its
+//! operation is answered (no hand-off to another thread on the way in or out: on a host with
+//! more ranks than cores each hand-off is a context switch on the critical path); a
+//! background thread runs it whenever no caller does (late ACKs, retransmissions of operations
+//! answered early, lingering). Calls from several threads share the engine: whoever holds it
+//! serves every operation.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 
 use crate::batch::Waker;
 use crate::config::{EndpointConfig, ExchangeProtocol};
-use crate::driver::{Driver, Start};
+use crate::driver::{Driver, Outcome, Start};
 use crate::error::TransportError;
 use crate::stats::{Counters, EndpointStats};
 
@@ -19,6 +24,8 @@ pub(crate) struct Inner {
     pub counters: Counters,
     pub waker: Waker,
     pub closing: AtomicBool,
+    /// A caller (not the background thread) holds the engine.
+    pub caller_drives: AtomicBool,
     /// Operations the I/O thread still holds (answered early or not): `linger` waits for them.
     pub held: AtomicUsize,
 }
@@ -27,6 +34,7 @@ pub(crate) struct Inner {
 /// different threads at once.
 pub struct Endpoint {
     inner: Arc<Inner>,
+    driver: Arc<Mutex<Driver>>,
     cmds: mpsc::Sender<Start>,
     thread: Mutex<Option<JoinHandle<()>>>,
     rank: u32,
@@ -51,16 +59,24 @@ impl Endpoint {
             waker: Waker::new()?,
             closing: AtomicBool::new(false),
             held: AtomicUsize::new(0),
+            caller_drives: AtomicBool::new(false),
         });
         let (tx, rx) = mpsc::channel();
         let (rank, size) = (cfg.rank, cfg.peers.len() as u32);
         let (resend_timeout, dead_after) = (cfg.resend_timeout, cfg.dead_after);
-        let driver = Driver::new(cfg, inner.clone(), socket, rx);
+        let driver = Arc::new(Mutex::new(Driver::new(
+            cfg,
+            inner.clone(),
+            Arc::new(socket),
+            rx,
+        )));
+        let bg = (driver.clone(), inner.clone());
         let thread = std::thread::Builder::new()
             .name(format!("ck-udp-{rank}"))
-            .spawn(move || driver.run())?;
+            .spawn(move || background(&bg.0, &bg.1))?;
         Ok(Endpoint {
             inner,
+            driver,
             cmds: tx,
             thread: Mutex::new(Some(thread)),
             rank,
@@ -94,10 +110,59 @@ impl Endpoint {
         self.cmds
             .send(start)
             .map_err(|_| TransportError::Closed(String::new()))?;
-        self.inner.waker.wake();
-        answer
-            .recv()
-            .map_err(|_| TransportError::Closed(String::new()))?
+        set_timer_slack();
+        loop {
+            if let Ok(outcome) = answer.try_recv() {
+                return outcome;
+            }
+            let engine = match self.driver.try_lock() {
+                Ok(g) => g,
+                Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(TryLockError::WouldBlock)
+                    if self.inner.caller_drives.load(Ordering::Acquire) =>
+                {
+                    // Another caller drives (and serves our operation too) until its own is
+                    // answered, which may take long: wake it to take our call, and return as
+                    // soon as ours is answered rather than wait for the engine (waiting for it
+                    // could chain threads of different ranks into a cycle). If it lets go
+                    // first, try to take over.
+                    self.inner.waker.wake();
+                    match answer.recv_timeout(std::time::Duration::from_millis(1)) {
+                        Ok(outcome) => return outcome,
+                        Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                        Err(mpsc::RecvTimeoutError::Disconnected) => {
+                            return Err(TransportError::Closed(String::new()))
+                        }
+                    }
+                }
+                // The background thread holds it for one turn at most.
+                Err(TryLockError::WouldBlock) => lock(&self.driver),
+            };
+            return self.drive(engine, &answer);
+        }
+    }
+
+    /// Run the engine until `answer` holds this caller's outcome.
+    fn drive(
+        &self,
+        mut engine: MutexGuard<'_, Driver>,
+        answer: &mpsc::Receiver<Outcome>,
+    ) -> Outcome {
+        self.inner.caller_drives.store(true, Ordering::Release);
+        let outcome = loop {
+            if let Ok(outcome) = answer.try_recv() {
+                break outcome;
+            }
+            let w = engine.turn();
+            if let Ok(outcome) = answer.try_recv() {
+                break outcome;
+            }
+            if let Err(e) = engine.wait(w) {
+                engine.fail_all(&format!(": {e}"));
+            }
+        };
+        self.inner.caller_drives.store(false, Ordering::Release);
+        outcome
     }
 
     pub fn stats(&self) -> EndpointStats {
@@ -145,6 +210,44 @@ impl Endpoint {
         let thread = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(t) = thread {
             let _ = t.join();
+        }
+    }
+}
+
+/// The engine, whoever panicked while holding it (its state stays consistent between turns).
+fn lock(m: &Mutex<Driver>) -> MutexGuard<'_, Driver> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sleeps to the next pacing token and timer are precise to the microsecond: the default 50 us
+/// of timer slack would stretch every gap between paced bursts. Per thread: the background
+/// thread sets it once, a caller's thread on its first exchange.
+fn set_timer_slack() {
+    thread_local! {
+        static SET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    SET.with(|s| {
+        if !s.replace(true) {
+            // SAFETY: prctl with PR_SET_TIMERSLACK takes one integer and affects this thread.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        }
+    });
+}
+
+/// The background thread: runs the engine whenever no caller holds it, and sleeps without
+/// holding it (so a caller can take over at once) until the endpoint closes.
+fn background(driver: &Mutex<Driver>, inner: &Inner) {
+    set_timer_slack();
+    let sleeper = lock(driver).sleeper();
+    loop {
+        let w = lock(driver).turn();
+        if inner.closing.load(Ordering::Acquire) {
+            // The turn saw it too (or the next caller's will): everything is answered.
+            lock(driver).turn();
+            return;
+        }
+        if let Err(e) = sleeper.wait(w) {
+            lock(driver).fail_all(&format!(": {e}"));
         }
     }
 }

@@ -16,10 +16,12 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    /// A bucket for `rate_bps` bits per second holding `depth_bytes` (at least one datagram of
-    /// `max_datagram` bytes, so a full packet always fits eventually).
+    /// A bucket for `rate_bps` bits per second holding `depth_bytes`, at least two datagrams
+    /// of `max_datagram` bytes: a full packet always fits eventually, and the tokens that a
+    /// wake-up rounded up to the nanosecond brings beyond one datagram are kept, not capped
+    /// away (with a one-datagram bucket, 47-byte datagrams at 7 Gbit/s lost 0.55 % of the rate).
     pub fn new(rate_bps: Option<f64>, depth_bytes: usize, max_datagram: usize) -> Pacer {
-        let depth = depth_bytes.max(max_datagram + FRAME_OVERHEAD) as f64;
+        let depth = depth_bytes.max(2 * (max_datagram + FRAME_OVERHEAD)) as f64;
         Pacer {
             rate: rate_bps.map(|r| r / 8e9),
             depth,
