@@ -53,12 +53,30 @@ pub struct RanksArgs {
     /// once; ACKs are awaited in the background) or `acked` (also every message ACKed).
     #[arg(long, value_enum, default_value_t = ReturnArg::Sent, help_heading = "Ranks")]
     pub return_when: ReturnArg,
+    /// Microseconds a rank waiting for an exchange polls before it sleeps. Default: 50 when
+    /// this host has a core per rank on it, else 0 (spinning ranks would take each other's
+    /// cores).
+    #[arg(long, value_name = "US", help_heading = "Ranks")]
+    pub spin_us: Option<u64>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReturnArg {
     Sent,
     Acked,
+}
+
+/// Busy polling before sleeping, when every rank here has a core (`--spin-us`).
+const DEFAULT_SPIN_US: u64 = 50;
+
+/// Ranks sharing this host's cores: all of them when started by `--local` (network namespaces
+/// included), else those whose address is this rank's.
+fn ranks_on_this_host(world: &World) -> usize {
+    if local::is_launched() {
+        return world.peers.len();
+    }
+    let me = world.peers[world.rank as usize].ip();
+    world.peers.iter().filter(|p| p.ip() == me).count()
 }
 
 /// A round trip on a loaded host (scheduling included), for the default RTTpackets.
@@ -144,6 +162,14 @@ pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Ar
         reorder: a.reorder,
         seed: seed ^ world.rank as u64,
     };
+    cfg.spin = Duration::from_micros(a.spin_us.unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if ranks_on_this_host(&world) <= cores {
+            DEFAULT_SPIN_US
+        } else {
+            0
+        }
+    }));
     let socket = world.socket.try_clone().context("UDP socket")?;
     let ep = Endpoint::bind(socket, cfg).context("opening the UDP endpoint")?;
     Ok((world, Arc::new(ep)))

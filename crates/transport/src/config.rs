@@ -49,6 +49,10 @@ pub struct EndpointConfig {
     pub socket_buffer: usize,
     /// When `exchange` returns to its caller (see [`ReturnWhen`]).
     pub return_when: ReturnWhen,
+    /// A caller waiting for its exchange polls the socket this long before it sleeps (busy
+    /// polling, as MPI's progress loops do): saves a wake-up per message when this rank has a
+    /// core to itself, wastes one when ranks outnumber cores. Zero (the default): never spin.
+    pub spin: Duration,
 }
 
 /// When an exchange answers its caller.
@@ -84,6 +88,7 @@ impl EndpointConfig {
             batch: 32,
             socket_buffer: 8 << 20,
             return_when: ReturnWhen::default(),
+            spin: Duration::ZERO,
         }
     }
 

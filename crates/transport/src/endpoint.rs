@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use crate::batch::Waker;
 use crate::config::{EndpointConfig, ExchangeProtocol};
-use crate::driver::{Driver, Outcome, Start};
+use crate::driver::{Driver, Outcome, Start, Wait};
 use crate::error::TransportError;
 use crate::stats::{Counters, EndpointStats};
 
@@ -44,6 +44,7 @@ pub struct Endpoint {
     /// waits on their scale.
     resend_timeout: std::time::Duration,
     dead_after: u32,
+    spin: std::time::Duration,
 }
 
 impl Endpoint {
@@ -63,7 +64,7 @@ impl Endpoint {
         });
         let (tx, rx) = mpsc::channel();
         let (rank, size) = (cfg.rank, cfg.peers.len() as u32);
-        let (resend_timeout, dead_after) = (cfg.resend_timeout, cfg.dead_after);
+        let (resend_timeout, dead_after, spin) = (cfg.resend_timeout, cfg.dead_after, cfg.spin);
         let driver = Arc::new(Mutex::new(Driver::new(
             cfg,
             inner.clone(),
@@ -84,6 +85,7 @@ impl Endpoint {
             local,
             resend_timeout,
             dead_after,
+            spin,
         })
     }
 
@@ -149,6 +151,7 @@ impl Endpoint {
         answer: &mpsc::Receiver<Outcome>,
     ) -> Outcome {
         self.inner.caller_drives.store(true, Ordering::Release);
+        let mut spin_until = None;
         let outcome = loop {
             if let Ok(outcome) = answer.try_recv() {
                 break outcome;
@@ -157,6 +160,15 @@ impl Endpoint {
             if let Ok(outcome) = answer.try_recv() {
                 break outcome;
             }
+            if let (Wait::Sleep { .. }, false) = (w, self.spin.is_zero()) {
+                let now = std::time::Instant::now();
+                let until = *spin_until.get_or_insert(now + self.spin);
+                if now < until {
+                    std::hint::spin_loop();
+                    continue;
+                }
+            }
+            spin_until = None;
             if let Err(e) = engine.wait(w) {
                 engine.fail_all(&format!(": {e}"));
             }

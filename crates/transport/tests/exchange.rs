@@ -545,3 +545,18 @@ fn an_acked_exchange_waits_for_its_receiver() {
         rx.recv().unwrap();
     });
 }
+
+#[test]
+fn spinning_and_acked_callers_still_exchange_byte_exact() {
+    for tune in [
+        (|c: &mut EndpointConfig| c.spin = Duration::from_micros(50)) as fn(&mut EndpointConfig),
+        |c| c.return_when = coflowkit_transport::ReturnWhen::Acked,
+    ] {
+        let eps = cluster(4, tune);
+        let proto = ExchangeProtocol::parse("grpf").unwrap();
+        for op in 1..=3 {
+            let sz = sizes(4, 30_000, op);
+            check(op, &all_to_all(&eps, op, &proto, &sz), &sz);
+        }
+    }
+}
