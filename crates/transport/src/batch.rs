@@ -254,7 +254,7 @@ impl Waker {
 /// Block until the socket is readable (or writable, if `want_write`), the waker fires, or
 /// `timeout_ns` passes (`None`: no limit).
 pub fn wait(
-    sock: &UdpSocket,
+    sock: Option<&UdpSocket>,
     waker: &Waker,
     want_write: bool,
     timeout_ns: Option<u64>,
@@ -265,7 +265,8 @@ pub fn wait(
     }
     let mut fds = [
         libc::pollfd {
-            fd: sock.as_raw_fd(),
+            // A negative descriptor is skipped by ppoll: then only the waker and the timeout.
+            fd: sock.map_or(-1, |s| s.as_raw_fd()),
             events,
             revents: 0,
         },
@@ -331,7 +332,7 @@ mod tests {
         a.send_to(&[1; 100], b.local_addr().unwrap()).unwrap();
         let mut rb = RecvBatch::new(4, 50);
         let waker = Waker::new().unwrap();
-        wait(&b, &waker, false, Some(1_000_000_000)).unwrap();
+        wait(Some(&b), &waker, false, Some(1_000_000_000)).unwrap();
         assert_eq!(rb.recv(b.as_raw_fd()).unwrap(), 1);
         assert_eq!(rb.get(0).0, None);
     }
@@ -342,7 +343,7 @@ mod tests {
         let waker = Waker::new().unwrap();
         waker.wake();
         let t = std::time::Instant::now();
-        wait(&s, &waker, false, Some(5_000_000_000)).unwrap();
+        wait(Some(&s), &waker, false, Some(5_000_000_000)).unwrap();
         assert!(t.elapsed() < std::time::Duration::from_secs(4));
     }
 }

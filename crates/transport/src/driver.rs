@@ -103,7 +103,19 @@ impl Sleeper {
             Wait::Sleep {
                 want_write,
                 timeout,
-            } => batch::wait(&self.sock, &self.inner.waker, want_write, timeout),
+            } => batch::wait(Some(&self.sock), &self.inner.waker, want_write, timeout),
+        }
+    }
+
+    /// Like `wait`, but not woken by datagrams: only by a caller, the turn's timer, or `cap`
+    /// ns at most (what arrives meanwhile waits in the socket's buffer).
+    pub fn wait_lazy(&self, w: Wait, cap: u64) -> std::io::Result<()> {
+        match w {
+            Wait::Again => Ok(()),
+            Wait::Sleep { timeout, .. } => {
+                let t = timeout.map_or(cap, |t| t.min(cap));
+                batch::wait(None, &self.inner.waker, false, Some(t))
+            }
         }
     }
 }
@@ -201,9 +213,23 @@ impl Driver {
         }
     }
 
+    /// Some caller still waits for its answer (then datagrams must wake whoever runs the
+    /// engine; otherwise they only concern operations already answered, completed ones and
+    /// ones not started here, which can wait a little).
+    pub fn urgent(&self) -> bool {
+        self.ops.values().any(|a| a.reply.is_some())
+    }
+
     /// Block until a datagram, a caller's wake-up or the turn's timer (whichever first).
     pub fn wait(&self, w: Wait) -> std::io::Result<()> {
         self.sleeper().wait(w)
+    }
+
+    /// How often the background thread looks at the socket when nobody waits for an answer:
+    /// a quarter of the loss-recovery period, so a peer that probes for a lost ACK hears back
+    /// well before its next probe.
+    pub fn lazy_ns(&self) -> u64 {
+        (self.cfg.resend_timeout.as_nanos() as u64 / 4).max(1)
     }
 
     /// What waiting needs, to wait without holding the engine.

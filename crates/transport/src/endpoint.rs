@@ -250,15 +250,31 @@ fn set_timer_slack() {
 /// holding it (so a caller can take over at once) until the endpoint closes.
 fn background(driver: &Mutex<Driver>, inner: &Inner) {
     set_timer_slack();
-    let sleeper = lock(driver).sleeper();
+    let (sleeper, lazy) = {
+        let d = lock(driver);
+        (d.sleeper(), d.lazy_ns())
+    };
     loop {
-        let w = lock(driver).turn();
+        let (w, urgent) = {
+            let mut d = lock(driver);
+            let w = d.turn();
+            (w, d.urgent())
+        };
         if inner.closing.load(Ordering::Acquire) {
             // The turn saw it too (or the next caller's will): everything is answered.
             lock(driver).turn();
             return;
         }
-        if let Err(e) = sleeper.wait(w) {
+        // Datagrams wake this thread only while a caller waits for an answer nobody else is
+        // working on; otherwise it looks every `lazy` ns, so a rank whose callers have moved
+        // on is not woken (a context switch, on a host with more ranks than cores) by every
+        // ACK of an operation answered early.
+        let r = if urgent {
+            sleeper.wait(w)
+        } else {
+            sleeper.wait_lazy(w, lazy)
+        };
+        if let Err(e) = r {
             lock(driver).fail_all(&format!(": {e}"));
         }
     }
