@@ -14,6 +14,7 @@ mod report;
 mod sched_args;
 mod shuffle;
 mod sim;
+mod sortdata;
 mod spill_dir;
 mod status;
 mod testbed_cmd;
@@ -62,6 +63,9 @@ enum Command {
     /// Group communication over the UDP transport: benchmarks of the collectives.
     #[command(subcommand)]
     Collective(collective::CollectiveCmd),
+    /// Sort Benchmark records: generate them as gensort 1.5 does, check them as valsort does.
+    #[command(subcommand)]
+    Sortdata(sortdata::SortdataCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Testbed(a) => testbed_cmd::run(a),
         Command::Status(a) => status::run(a),
         Command::Collective(c) => collective::run(c),
+        Command::Sortdata(c) => sortdata::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
