@@ -7,6 +7,7 @@ mod daemon;
 mod engine_args;
 mod fabric_args;
 mod fetch;
+mod millisort;
 mod plot;
 mod ranks;
 mod replay;
@@ -62,6 +63,9 @@ enum Command {
     /// Group communication over the UDP transport: benchmarks of the collectives.
     #[command(subcommand)]
     Collective(collective::CollectiveCmd),
+    /// MilliSort: Sort Benchmark records sorted across ranks in a timed burst, validated
+    /// globally; `--budget-ms` finds the largest input a time budget sorts.
+    Millisort(millisort::MilliSortArgs),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Testbed(a) => testbed_cmd::run(a),
         Command::Status(a) => status::run(a),
         Command::Collective(c) => collective::run(c),
+        Command::Millisort(a) => millisort::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
