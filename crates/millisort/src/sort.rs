@@ -15,8 +15,10 @@
 //!    (or one broadcast from rank 0);
 //! 8. record shuffle: keys then values of each bucket in one message per destination, through
 //!    `alltoallv` under the chosen protocol;
-//! 9. k-way merge of the received key runs (after the shuffle: `alltoallv` returns all messages
-//!    at once, so the merge cannot start on the first arrivals);
+//! 9. k-way merge of the received key runs: after the shuffle by default (`alltoallv` returns
+//!    all messages at once, so the merge cannot start on the first arrivals); with
+//!    `overlap_merge` the keys travel in a first all-to-all and are merged on a second thread
+//!    while the values travel in a second one;
 //! 10. values moved into the merged order by (run, index).
 
 use std::cell::RefCell;
@@ -52,6 +54,10 @@ pub struct Config {
     pub bcast_k: u32,
     /// Threads of the local sort (1: a sequential pdqsort).
     pub threads: usize,
+    /// Shuffle the keys first, then the values while a second thread merges the keys (two
+    /// all-to-alls instead of one; `alltoallv` returns all messages at once, so this is the
+    /// only overlap of merge and shuffle the group library allows).
+    pub overlap_merge: bool,
 }
 
 /// What one rank ends a run with.
@@ -104,9 +110,25 @@ fn encode_bucket(keys: &[u128], values: &[u8]) -> Vec<u8> {
     out
 }
 
-fn decode_bucket(b: &[u8]) -> Option<(Vec<u128>, &[u8])> {
+fn decode_runs(
+    got: &[Vec<u8>],
+    with_values: bool,
+) -> Result<Vec<(Vec<u128>, &[u8])>, MilliSortError> {
+    got.iter()
+        .enumerate()
+        .map(|(src, b)| {
+            decode_bucket(b, with_values).ok_or(MilliSortError::Malformed {
+                from: src,
+                what: "record shuffle message",
+            })
+        })
+        .collect()
+}
+
+/// Keys and the values after them (the values may be absent: `overlap_merge` sends them apart).
+fn decode_bucket(b: &[u8], with_values: bool) -> Option<(Vec<u128>, &[u8])> {
     let n = u32::from_le_bytes(b.get(0..4)?.try_into().ok()?) as usize;
-    if b.len() != 4 + n * (16 + VALUE_LEN) {
+    if b.len() != 4 + n * (16 + if with_values { VALUE_LEN } else { 0 }) {
         return None;
     }
     let keys = b[4..4 + 16 * n]
@@ -210,30 +232,59 @@ impl MilliSort {
             let moved = values_job.join().expect("value rearrangement thread");
             splitters.map(|s| (s, moved))
         })?;
-        // Record shuffle.
-        let m = self.world.size();
-        let msgs: Vec<Vec<u8>> = bucket::ranges(&keys, &splitters)
-            .into_iter()
-            .map(|r| {
-                encode_bucket(
-                    &keys[r.clone()],
-                    &sorted_values[r.start * VALUE_LEN..r.end * VALUE_LEN],
-                )
-            })
-            .collect();
-        drop(sorted_values);
-        let got = self.world.alltoallv(msgs, &self.cfg.protocol)?;
-        rec.mark(Phase::RecordShuffle);
-        // Merge.
-        let mut runs = Vec::with_capacity(m);
-        for (src, b) in got.iter().enumerate() {
-            runs.push(decode_bucket(b).ok_or(MilliSortError::Malformed {
-                from: src,
-                what: "record shuffle message",
-            })?);
-        }
-        let heads: Vec<&[u128]> = runs.iter().map(|(k, _)| k.as_slice()).collect();
-        let order = kway_order(&heads);
+        // Record shuffle and merge.
+        let ranges = bucket::ranges(&keys, &splitters);
+        let vals =
+            |r: &std::ops::Range<usize>| &sorted_values[r.start * VALUE_LEN..r.end * VALUE_LEN];
+        let (heads, values, order): (Vec<Vec<u128>>, Vec<Vec<u8>>, _) = if self.cfg.overlap_merge {
+            // Keys first; then the values travel while a second thread merges the keys.
+            let key_msgs = ranges
+                .iter()
+                .map(|r| encode_bucket(&keys[r.clone()], &[]))
+                .collect();
+            let got = self.world.alltoallv(key_msgs, &self.cfg.protocol)?;
+            let heads = decode_runs(&got, false)?
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>();
+            let value_msgs = ranges.iter().map(|r| vals(r).to_vec()).collect();
+            drop(sorted_values);
+            let (values, order) = std::thread::scope(|sc| {
+                let merging = sc.spawn(|| {
+                    let runs: Vec<&[u128]> = heads.iter().map(|h| h.as_slice()).collect();
+                    kway_order(&runs)
+                });
+                let values = self.world.alltoallv(value_msgs, &self.cfg.protocol);
+                rec.mark(Phase::RecordShuffle);
+                let order = merging.join().expect("merge thread");
+                values.map(|v| (v, order))
+            })?;
+            for (src, (v, h)) in values.iter().zip(&heads).enumerate() {
+                if v.len() != h.len() * VALUE_LEN {
+                    return Err(MilliSortError::Malformed {
+                        from: src,
+                        what: "record shuffle values",
+                    });
+                }
+            }
+            (heads, values, order)
+        } else {
+            // One message per destination: its keys followed by their values.
+            let msgs = ranges
+                .iter()
+                .map(|r| encode_bucket(&keys[r.clone()], vals(r)))
+                .collect();
+            drop(sorted_values);
+            let got = self.world.alltoallv(msgs, &self.cfg.protocol)?;
+            rec.mark(Phase::RecordShuffle);
+            let (heads, values): (Vec<_>, Vec<_>) = decode_runs(&got, true)?
+                .into_iter()
+                .map(|(k, v)| (k, v.to_vec()))
+                .unzip();
+            let runs: Vec<&[u128]> = heads.iter().map(|h| h.as_slice()).collect();
+            let order = kway_order(&runs);
+            (heads, values, order)
+        };
         let out_keys: Vec<u128> = order
             .iter()
             .map(|&(r, i)| heads[r as usize][i as usize])
@@ -242,7 +293,7 @@ impl MilliSort {
         let mut out_values = Vec::with_capacity(order.len() * VALUE_LEN);
         for &(r, i) in &order {
             let i = i as usize;
-            out_values.extend_from_slice(&runs[r as usize].1[i * VALUE_LEN..(i + 1) * VALUE_LEN]);
+            out_values.extend_from_slice(&values[r as usize][i * VALUE_LEN..(i + 1) * VALUE_LEN]);
         }
         rec.mark(Phase::ValueRearrangement);
         self.last_splitters = splitters.clone();

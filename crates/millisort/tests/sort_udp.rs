@@ -54,6 +54,7 @@ fn config(levels: u8, rule: Rule, proto: &str) -> Config {
         gather_k: GATHER_K,
         bcast_k: BCAST_K,
         threads: 1,
+        overlap_merge: false,
     }
 }
 
@@ -99,6 +100,9 @@ fn six_ranks_sort_and_validate_under_every_level_rule_and_protocol() {
     for proto in ["grpf", "lockstep"] {
         configs.push((config(2, Rule::Weighted, proto), RecordKind::Binary));
     }
+    let mut overlapped = config(2, Rule::Weighted, "high-entropy");
+    overlapped.overlap_merge = true;
+    configs.push((overlapped, RecordKind::Skewed));
     let reps = sorts(6, &configs, 700);
     for ((rep, _), (cfg, kind)) in reps.iter().zip(&configs) {
         let v = rep.validation.as_ref().unwrap();

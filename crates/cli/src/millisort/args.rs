@@ -57,6 +57,10 @@ pub struct MilliSortArgs {
     /// origin: keys paired with values), sums (order, count, checksum), none.
     #[arg(long, default_value = "full")]
     pub validate: String,
+    /// Shuffle keys and values in two all-to-alls and merge the keys while the values travel
+    /// (the group's all-to-all returns every message at once, so one shuffle cannot overlap).
+    #[arg(long)]
+    pub overlap_merge: bool,
     /// Threads of each rank's local sort.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -116,6 +120,7 @@ impl MilliSortArgs {
                     gather_k: self.gather_k,
                     bcast_k: self.bcast_k,
                     threads: self.threads,
+                    overlap_merge: self.overlap_merge,
                 });
             }
         }
