@@ -110,10 +110,10 @@ fn encode_bucket(keys: &[u128], values: &[u8]) -> Vec<u8> {
     out
 }
 
-fn decode_runs(
-    got: &[Vec<u8>],
-    with_values: bool,
-) -> Result<Vec<(Vec<u128>, &[u8])>, MilliSortError> {
+/// One received run: its keys and the bytes of their values.
+type Run<'a> = (Vec<u128>, &'a [u8]);
+
+fn decode_runs(got: &[Vec<u8>], with_values: bool) -> Result<Vec<Run<'_>>, MilliSortError> {
     got.iter()
         .enumerate()
         .map(|(src, b)| {
