@@ -4,6 +4,7 @@
 //! - ideal distributed sort of N records over M ranks sharing this host's cores: each rank's
 //!   local sort and merge (measured here, zero partitioning), the CPU work of all ranks spread
 //!   over the cores, plus the bytes that cross the network at the given rate.
+//!
 //! `cargo run --release -p coflowkit-millisort --example baseline -- N M [rate_gbit]`
 
 use std::time::Instant;
