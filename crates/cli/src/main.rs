@@ -7,6 +7,7 @@ mod daemon;
 mod engine_args;
 mod fabric_args;
 mod fetch;
+mod millisort;
 mod plot;
 mod ranks;
 mod replay;
@@ -66,6 +67,9 @@ enum Command {
     /// Sort Benchmark records: generate them as gensort 1.5 does, check them as valsort does.
     #[command(subcommand)]
     Sortdata(sortdata::SortdataCmd),
+    /// MilliSort: Sort Benchmark records sorted across ranks in a timed burst, validated
+    /// globally; `--budget-ms` finds the largest input a time budget sorts.
+    Millisort(millisort::MilliSortArgs),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Status(a) => status::run(a),
         Command::Collective(c) => collective::run(c),
         Command::Sortdata(c) => sortdata::run(c),
+        Command::Millisort(a) => millisort::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,6 +14,7 @@ pub mod id;
 mod ops;
 mod proto;
 pub mod schedule;
+mod start;
 
 pub use error::GroupError;
 pub use exchange::{Exchange, WireProto};
@@ -21,3 +22,4 @@ pub use group::Group;
 pub use proto::ShuffleProto;
 pub use schedule::gather::{BCAST_K, GATHER_K};
 pub use schedule::high_entropy::HighEntropyOptions;
+pub use start::{unix_ns, Start};

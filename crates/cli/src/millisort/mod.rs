@@ -1,0 +1,126 @@
+//! `coflowkit millisort`: MilliSort (spec millisort.md §2, §8.3) on ranks started here
+//! (`--local M`, `--netns`) or by mpirun/srun (docs/launch.md). Each rank generates its Sort
+//! Benchmark records, the ranks sort them in a synchronised, timed burst, and the output is
+//! validated globally outside the timed region. `--budget-ms` searches the largest input whose
+//! median time fits a budget.
+
+mod args;
+mod budget;
+mod row;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use coflowkit_group::{Exchange, Group};
+use coflowkit_millisort::burst::{self, BurstOptions, Report};
+use coflowkit_millisort::counted::Counted;
+use coflowkit_millisort::sort::MilliSort;
+
+pub use args::MilliSortArgs;
+use row::Row;
+
+use crate::ranks;
+
+pub fn run(a: MilliSortArgs) -> Result<()> {
+    let configs = a.configs()?; // bad options are refused before any rank starts
+    let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
+    if ranks::launch_here(&a.ranks, timeout)? {
+        return Ok(());
+    }
+    let (world, ep) = ranks::connect(&a.ranks, a.seed, timeout)?;
+    if a.fail_rank == Some(world.rank) {
+        // Fault injection for the tests: this rank leaves without a word (exit status 0).
+        eprintln!("rank {}: leaving before the sort (--fail-rank)", world.rank);
+        return Ok(());
+    }
+    let counted = Counted::new(ep.clone() as Arc<dyn Exchange>);
+    let mut g = Some(Group::world(counted.clone() as Arc<dyn Exchange>)?);
+    let cores = a.cores(g.as_ref().expect("world").size());
+    let mut rows: Vec<Row> = Vec::new();
+    for (epoch, cfg) in configs.into_iter().enumerate() {
+        let mut ms = MilliSort::new(g.take().expect("world"), cfg, epoch as u32)?;
+        if a.budget_ms.is_empty() {
+            let reports = runs(&mut ms, &counted, &a, a.records_per_rank)?;
+            if let Some(reports) = reports {
+                let row = Row::of(&reports, ms.config(), cores, None)?;
+                row.print();
+                rows.push(row);
+            }
+        } else {
+            for &t in &a.budget_ms {
+                if let Some(row) = budget::search(&mut ms, &counted, &a, t, cores)? {
+                    row.print();
+                    rows.push(row);
+                }
+            }
+        }
+        g = Some(ms.into_world());
+    }
+    let mut g = g.expect("world");
+    if g.rank() == 0 {
+        if let Some(path) = &a.json {
+            let doc = if rows.len() == 1 && a.budget_ms.is_empty() {
+                serde_json::to_value(&rows[0])?
+            } else {
+                serde_json::to_value(&rows)?
+            };
+            std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        let bad: Vec<String> = rows
+            .iter()
+            .filter(|r| !r.validation.ok)
+            .map(|r| {
+                format!(
+                    "levels {} splitters {} ({} records)",
+                    r.levels, r.splitters, r.records
+                )
+            })
+            .collect();
+        if !bad.is_empty() {
+            bail!("validation FAILED for {}", bad.join("; "));
+        }
+    }
+    // Leave together, and stay until the others stop asking for lost ACKs.
+    g.barrier()?;
+    ep.linger();
+    Ok(())
+}
+
+/// `--warmup` then `--runs` sorts of `per_rank` records per rank; rank 0 gets the measured
+/// runs' reports.
+fn runs(
+    ms: &mut MilliSort,
+    counted: &Counted,
+    a: &MilliSortArgs,
+    per_rank: u64,
+) -> Result<Option<Vec<Report>>> {
+    let opts = BurstOptions {
+        per_rank,
+        kind: a.kind(),
+        margin: Duration::from_secs_f64(a.start_margin_ms / 1e3),
+        validate: a.depth()?,
+    };
+    let mut out = Vec::new();
+    for i in 0..a.warmup + a.runs {
+        let rep = burst::run(ms, counted, &opts).with_context(|| {
+            format!(
+                "sort {} of {} ({per_rank} records per rank)",
+                i + 1,
+                a.warmup + a.runs
+            )
+        })?;
+        if let Some(rep) = rep {
+            if let Some(v) = &rep.validation {
+                if !v.ok {
+                    eprintln!("validation FAILED: {v:?}");
+                }
+            }
+            if i >= a.warmup {
+                out.push(rep);
+            }
+        }
+    }
+    Ok((ms.world().rank() == 0).then_some(out))
+}
