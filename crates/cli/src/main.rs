@@ -7,6 +7,7 @@ mod daemon;
 mod engine_args;
 mod fabric_args;
 mod fetch;
+mod milliquery;
 mod plot;
 mod ranks;
 mod replay;
@@ -62,6 +63,9 @@ enum Command {
     /// Group communication over the UDP transport: benchmarks of the collectives.
     #[command(subcommand)]
     Collective(collective::CollectiveCmd),
+    /// MilliQuery: the flash-burst paper's three SQL queries across many processes.
+    #[command(subcommand)]
+    Milliquery(milliquery::MilliqueryCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Testbed(a) => testbed_cmd::run(a),
         Command::Status(a) => status::run(a),
         Command::Collective(c) => collective::run(c),
+        Command::Milliquery(c) => milliquery::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@
 //! - `drive`: the plans over a `Group` (the collectives between the steps), timed per phase,
 //!   and rank 0's report.
 //! - `rows`: the result rows and the total order of each top-K (ties by key ascending).
+//! - `oracle` (feature `oracle`): SQLite running the queries' SQL on the same tablets.
 
 mod codec;
 pub mod counted;
@@ -16,6 +17,8 @@ mod error;
 pub mod gen;
 pub mod hash;
 pub mod mem;
+#[cfg(feature = "oracle")]
+pub mod oracle;
 pub mod plan;
 pub mod rows;
 pub mod tablet;

@@ -10,100 +10,9 @@ use coflowkit_group::{Group, ShuffleProto};
 use coflowkit_milliquery::counted::Counted;
 use coflowkit_milliquery::gen::{generate, GenParams};
 use coflowkit_milliquery::mem::run_world;
-use coflowkit_milliquery::rows::{IpCount, LangAuthorBytes, LangViews};
+use coflowkit_milliquery::oracle;
 use coflowkit_milliquery::tablet::Table;
 use coflowkit_milliquery::{run_query, Answer, Data, HotKeys, Options, Query, QueryReport};
-use rusqlite::Connection;
-
-const Q1_SQL: &str = "SELECT language, SUM(views) FROM views GROUP BY language ORDER BY language";
-const Q2_SQL: &str = "SELECT contributor_ip AS ip, COUNT(*) AS count FROM edits \
-     GROUP BY ip ORDER BY count DESC, ip ASC LIMIT 10";
-const Q3_SQL: &str = "WITH
-  repo_authors AS (
-    SELECT repo_name, author FROM commits GROUP BY repo_name, author),
-  repo_languages AS (
-    SELECT lang, bytes AS lang_bytes, repo_name FROM languages)
-SELECT lang, author, SUM(lang_bytes) AS total_bytes
-FROM repo_languages JOIN repo_authors USING (repo_name)
-GROUP BY lang, author ORDER BY total_bytes DESC, lang ASC, author ASC LIMIT 100";
-
-/// Every tablet of every table into SQLite, fields as the CSV has them (the columns' INTEGER
-/// affinity turns digits into integers), independently of the crate's loader.
-fn sqlite(dir: &Path, ranks: usize) -> Connection {
-    let db = Connection::open_in_memory().unwrap();
-    db.execute_batch(
-        "CREATE TABLE views(language TEXT, views INTEGER);
-         CREATE TABLE edits(contributor_ip TEXT);
-         CREATE TABLE commits(repo_name TEXT, author TEXT);
-         CREATE TABLE languages(lang TEXT, bytes INTEGER, repo_name TEXT);",
-    )
-    .unwrap();
-    for (t, name) in [
-        (Table::Views, "views"),
-        (Table::Edits, "edits"),
-        (Table::Commits, "commits"),
-        (Table::Languages, "languages"),
-    ] {
-        let cols = t.header().len();
-        let marks = vec!["?"; cols].join(",");
-        let sql = format!("INSERT INTO {name} VALUES ({marks})");
-        let tx = db.unchecked_transaction().unwrap();
-        {
-            let mut st = tx.prepare(&sql).unwrap();
-            for r in 0..ranks {
-                let mut rd = csv::Reader::from_path(t.path(dir, r)).unwrap();
-                for rec in rd.records() {
-                    let rec = rec.unwrap();
-                    let v: Vec<&str> = rec.iter().collect();
-                    st.execute(rusqlite::params_from_iter(v)).unwrap();
-                }
-            }
-        }
-        tx.commit().unwrap();
-    }
-    db
-}
-
-fn sql_answers(db: &Connection) -> [Answer; 3] {
-    let q1 = db
-        .prepare(Q1_SQL)
-        .unwrap()
-        .query_map([], |r| {
-            Ok(LangViews {
-                language: r.get(0)?,
-                views: r.get::<_, i64>(1)? as u64,
-            })
-        })
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let q2 = db
-        .prepare(Q2_SQL)
-        .unwrap()
-        .query_map([], |r| {
-            Ok(IpCount {
-                ip: r.get(0)?,
-                count: r.get::<_, i64>(1)? as u64,
-            })
-        })
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let q3 = db
-        .prepare(Q3_SQL)
-        .unwrap()
-        .query_map([], |r| {
-            Ok(LangAuthorBytes {
-                lang: r.get(0)?,
-                author: r.get(1)?,
-                total_bytes: r.get::<_, i64>(2)? as u64,
-            })
-        })
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    [Answer::Q1(q1), Answer::Q2(q2), Answer::Q3(q3)]
-}
 
 /// The three queries on `ranks` in-memory ranks; rank 0's reports.
 fn distributed(dir: &Path, ranks: usize, opt: &Options) -> Vec<QueryReport> {
@@ -129,7 +38,7 @@ fn distributed(dir: &Path, ranks: usize, opt: &Options) -> Vec<QueryReport> {
 }
 
 fn check(dir: &Path, ranks: usize, opt: &Options, what: &str) -> Vec<QueryReport> {
-    let want = sql_answers(&sqlite(dir, ranks));
+    let want = oracle::answers(&oracle::load(dir, ranks).unwrap()).unwrap();
     let got = distributed(dir, ranks, opt);
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(&g.rows, w, "{what}: {} differs from SQLite", g.query);
