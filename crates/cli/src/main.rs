@@ -8,6 +8,7 @@ mod engine_args;
 mod fabric_args;
 mod fetch;
 mod millisort;
+mod milliquery;
 mod plot;
 mod ranks;
 mod replay;
@@ -70,6 +71,9 @@ enum Command {
     /// MilliSort: Sort Benchmark records sorted across ranks in a timed burst, validated
     /// globally; `--budget-ms` finds the largest input a time budget sorts.
     Millisort(millisort::MilliSortArgs),
+    /// MilliQuery: the flash-burst paper's three SQL queries across many processes.
+    #[command(subcommand)]
+    Milliquery(milliquery::MilliqueryCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Collective(c) => collective::run(c),
         Command::Sortdata(c) => sortdata::run(c),
         Command::Millisort(a) => millisort::run(a),
+        Command::Milliquery(c) => milliquery::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,108 @@
+//! One rank of `milliquery run`: join the world, load this rank's tablets (every rank learns
+//! whether all loaded, so a bad tablet fails the job at once rather than at a timeout), run
+//! each query `--warmup + --repeat` times, and at rank 0 print and write the reports.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use coflowkit_group::{Exchange, Group, HighEntropyOptions, ShuffleProto};
+use coflowkit_milliquery::counted::Counted;
+use coflowkit_milliquery::{run_query, Data, Options, Query, QueryReport};
+
+use super::run::{parse_hot_keys, RunArgs};
+use crate::ranks;
+
+pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
+    let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
+    let (world, ep) = ranks::connect(&a.ranks, a.seed, timeout)?;
+    let (rank, size) = (world.rank as usize, world.size as usize);
+    let counter = Counted::new(ep.clone() as Arc<dyn Exchange>);
+    let mut g = Group::world(counter.clone() as Arc<dyn Exchange>)?;
+    let loaded = Data::load(&a.data, rank, size, queries);
+    let oks = g.allgather(vec![loaded.is_ok() as u8])?;
+    let data = match loaded {
+        Ok(d) => d,
+        Err(e) => return Err(e).with_context(|| format!("rank {rank} of {size}")),
+    };
+    if let Some(bad) = oks.iter().position(|o| o.first() != Some(&1)) {
+        bail!("rank {bad} could not load its tablets (its error says why)");
+    }
+    let mut proto = ShuffleProto::parse(&a.protocol)?;
+    if let ShuffleProto::HighEntropy(o) = &mut proto {
+        *o = HighEntropyOptions {
+            seed: a.seed,
+            ..o.clone()
+        };
+    }
+    let mut reports: Vec<(QueryReport, Vec<f64>)> = Vec::new();
+    for hot in parse_hot_keys(a)? {
+        let opt = Options {
+            proto: proto.clone(),
+            hot_keys: hot,
+            seed: a.seed,
+            gather_k: a.gather_k,
+        };
+        for &q in queries {
+            for _ in 0..a.warmup {
+                run_query(&mut g, &counter, q, &data, &opt)?;
+            }
+            let mut runs = Vec::new();
+            for _ in 0..a.repeat {
+                if let Some(r) = run_query(&mut g, &counter, q, &data, &opt)? {
+                    runs.push(r);
+                }
+            }
+            if rank == 0 {
+                runs.sort_by(|x, y| x.wall_ms.total_cmp(&y.wall_ms));
+                let walls = runs.iter().map(|r| r.wall_ms).collect();
+                let median = runs.swap_remove((runs.len() - 1) / 2);
+                print_row(&median);
+                reports.push((median, walls));
+            }
+        }
+    }
+    if rank == 0 {
+        if let Some(path) = &a.json {
+            let results: Vec<serde_json::Value> = reports
+                .iter()
+                .map(|(r, walls)| {
+                    let mut v = serde_json::to_value(r).expect("serialisable");
+                    v["wall_ms_runs"] = serde_json::json!(walls);
+                    v
+                })
+                .collect();
+            let doc = serde_json::json!({
+                "config": {
+                    "ranks": size, "data": a.data, "protocol": proto.name(),
+                    "repeat": a.repeat, "warmup": a.warmup, "seed": a.seed,
+                    "gather_k": a.gather_k,
+                    "wall_ms": "the slowest rank's time from leaving the start barrier to its last step; the run with the median of --repeat",
+                },
+                "results": results,
+            });
+            std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    // Leave together, and stay until the others stop asking for lost ACKs.
+    g.barrier()?;
+    ep.linger();
+    Ok(())
+}
+
+fn print_row(r: &QueryReport) {
+    let rows_per_ms = r.input_rows as f64 / r.wall_ms.max(1e-9);
+    println!(
+        "{} hot-keys {:<7} ranks {:>3}  input rows {:>9}  wall {:>9.3} ms  rows/ms {:>9.0}  messages {:>6}  bytes {:>10}  max/mean rows {:.2}",
+        r.query,
+        r.hot_keys,
+        r.ranks,
+        r.input_rows,
+        r.wall_ms,
+        rows_per_ms,
+        r.messages,
+        r.bytes,
+        r.max_over_mean_rows
+    );
+}
