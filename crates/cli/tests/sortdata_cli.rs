@@ -135,6 +135,27 @@ fn check_refuses_truncated_and_empty_files_naming_file_and_record() {
     assert!(e.contains("record 43 has 21 of 100 bytes"), "{e}");
     assert!(!e.contains("SUCCESS"), "{e}");
 
+    // Through a pipe the size is unknown up front: the break is found as the records stream.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args(["sortdata", "check", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(&bytes);
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("record 43 has 21 of 100 bytes"),
+        "{}",
+        stderr(&o)
+    );
+
     let empty = path(dir.path(), "empty.dat");
     std::fs::write(&empty, b"").unwrap();
     let o = check(&[&empty]);

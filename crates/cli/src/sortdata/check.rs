@@ -56,20 +56,18 @@ pub fn run(a: CheckArgs) -> Result<()> {
 fn summarise_file(path: &Path) -> Result<Summary> {
     let name = path.display();
     let mut f = File::open(path).with_context(|| format!("opening {name}"))?;
-    let len = f
-        .metadata()
-        .with_context(|| format!("reading {name}"))?
-        .len();
-    let partial = (len % RECORD_LEN as u64) as usize;
-    if partial != 0 {
-        let e = Error::PartialRecord {
-            record: len / RECORD_LEN as u64,
-            bytes: partial,
-        };
-        bail!("{name}: {len} bytes: {e}");
-    }
-    if len == 0 {
-        bail!("{name}: there must be at least one record to be validated");
+    let meta = f.metadata().with_context(|| format!("reading {name}"))?;
+    // A regular file is sized before it is read; a pipe is checked as it streams (below).
+    if meta.is_file() {
+        let len = meta.len();
+        let partial = (len % RECORD_LEN as u64) as usize;
+        if partial != 0 {
+            let e = Error::PartialRecord {
+                record: len / RECORD_LEN as u64,
+                bytes: partial,
+            };
+            bail!("{name}: {len} bytes: {e}");
+        }
     }
     let mut whole = Summary::default();
     let mut buf = vec![0u8; BLOCK_RECORDS * RECORD_LEN];
@@ -79,7 +77,7 @@ fn summarise_file(path: &Path) -> Result<Summary> {
             break;
         }
         if n % RECORD_LEN != 0 {
-            // The file shrank while we read it.
+            // A pipe, or a file that shrank while we read it, ended inside a record.
             let e = Error::PartialRecord {
                 record: whole.records + (n / RECORD_LEN) as u64,
                 bytes: n % RECORD_LEN,
@@ -91,6 +89,9 @@ fn summarise_file(path: &Path) -> Result<Summary> {
             .map(Summary::of)
             .collect();
         whole.append(&Summary::combine(&parts));
+    }
+    if whole.records == 0 {
+        bail!("{name}: there must be at least one record to be validated");
     }
     Ok(whole)
 }
