@@ -4,7 +4,6 @@
 //! answer is unique.
 
 use std::cmp::Ordering;
-use std::net::Ipv4Addr;
 
 use serde::Serialize;
 
@@ -101,6 +100,7 @@ pub fn top_k<T>(mut v: Vec<T>, k: usize, order: impl Fn(&T, &T) -> Ordering) -> 
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn addresses_compare_as_text_not_as_numbers() {
