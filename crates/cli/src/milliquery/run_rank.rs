@@ -15,7 +15,12 @@ use crate::ranks;
 
 pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
     let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
-    let (world, ep) = ranks::connect(&a.ranks, a.seed, timeout)?;
+    let (world, ep) = ranks::connect_with(&a.ranks, a.seed, timeout, |cfg| {
+        let periods = a.dead_after_s / cfg.resend_timeout.as_secs_f64().max(1e-6);
+        cfg.dead_after = cfg
+            .dead_after
+            .max(periods.ceil().min(u32::MAX as f64) as u32);
+    })?;
     let (rank, size) = (world.rank as usize, world.size as usize);
     let counter = Counted::new(ep.clone() as Arc<dyn Exchange>);
     let mut g = Group::world(counter.clone() as Arc<dyn Exchange>)?;
