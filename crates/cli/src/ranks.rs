@@ -142,6 +142,18 @@ pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
 
 /// Inside a rank: the world (after the rendezvous) and this rank's UDP endpoint.
 pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Arc<Endpoint>)> {
+    connect_with(a, seed, timeout, |_| {})
+}
+
+/// `connect`, with a last say on the endpoint's configuration (e.g. a command whose ranks
+/// compute for seconds between collectives gives silent peers longer before declaring them
+/// dead).
+pub fn connect_with(
+    a: &RanksArgs,
+    seed: u64,
+    timeout: Duration,
+    tweak: impl FnOnce(&mut EndpointConfig),
+) -> Result<(World, Arc<Endpoint>)> {
     let world = bootstrap(timeout.min(Duration::from_secs(60)))?;
     let mut cfg = EndpointConfig::new(world.rank, world.peers.clone(), world.session);
     cfg.payload = a.payload;
@@ -170,6 +182,7 @@ pub fn connect(a: &RanksArgs, seed: u64, timeout: Duration) -> Result<(World, Ar
             0
         }
     }));
+    tweak(&mut cfg);
     let socket = world.socket.try_clone().context("UDP socket")?;
     let ep = Endpoint::bind(socket, cfg).context("opening the UDP endpoint")?;
     Ok((world, Arc::new(ep)))

@@ -4,7 +4,6 @@
 //! answer is unique.
 
 use std::cmp::Ordering;
-use std::net::Ipv4Addr;
 
 use serde::Serialize;
 
@@ -41,22 +40,35 @@ pub enum Answer {
     Q3(Vec<LangAuthorBytes>),
 }
 
-/// The dotted quad of an address in a stack buffer, to compare addresses as text without
-/// allocating.
-fn quad(ip: u32, buf: &mut [u8; 15]) -> &[u8] {
-    use std::io::Write;
-    let mut cur = std::io::Cursor::new(&mut buf[..]);
-    let _ = write!(cur, "{}", Ipv4Addr::from(ip));
-    let n = cur.position() as usize;
-    &buf[..n]
+/// The dotted quad of an address, zero-padded to 15 bytes: comparing keys compares the texts
+/// (a shorter text that is a prefix sorts first, and 0 is below every digit and the dot).
+pub fn ip_text_key(ip: u32) -> [u8; 15] {
+    let mut k = [0u8; 15];
+    let mut n = 0;
+    for (i, o) in ip.to_be_bytes().into_iter().enumerate() {
+        if i > 0 {
+            k[n] = b'.';
+            n += 1;
+        }
+        if o >= 100 {
+            k[n] = b'0' + o / 100;
+            n += 1;
+        }
+        if o >= 10 {
+            k[n] = b'0' + o / 10 % 10;
+            n += 1;
+        }
+        k[n] = b'0' + o % 10;
+        n += 1;
+    }
+    k
 }
 
 pub fn ip_text_cmp(a: u32, b: u32) -> Ordering {
     if a == b {
         return Ordering::Equal;
     }
-    let (mut x, mut y) = ([0u8; 15], [0u8; 15]);
-    quad(a, &mut x).cmp(quad(b, &mut y))
+    ip_text_key(a).cmp(&ip_text_key(b))
 }
 
 /// Q2's order on (address, count).
@@ -88,6 +100,7 @@ pub fn top_k<T>(mut v: Vec<T>, k: usize, order: impl Fn(&T, &T) -> Ordering) -> 
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn addresses_compare_as_text_not_as_numbers() {
@@ -98,6 +111,17 @@ mod tests {
         assert_eq!(ip_text_cmp(ten, ten), Ordering::Equal);
         let max = u32::from(Ipv4Addr::new(255, 255, 255, 255));
         assert_eq!(ip_text_cmp(max, 0), Ordering::Greater);
+    }
+
+    proptest! {
+        #[test]
+        fn text_keys_order_as_the_dotted_quads_do(a: u32, b: u32) {
+            let (x, y) = (Ipv4Addr::from(a).to_string(), Ipv4Addr::from(b).to_string());
+            prop_assert_eq!(ip_text_cmp(a, b), x.cmp(&y));
+            let k = ip_text_key(a);
+            let len = k.iter().position(|&c| c == 0).unwrap_or(15);
+            prop_assert_eq!(&k[..len], x.as_bytes());
+        }
     }
 
     #[test]

@@ -39,6 +39,11 @@ pub struct RunArgs {
     /// Seed of the partitioning hash (and of the high-entropy shuffle's choices).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Seconds of silence before a peer is declared dead. A rank computes for a long time
+    /// between collectives at large row counts (and longer on a loaded host), and the
+    /// transport's default (100 resend periods, 0.5 s) takes that for death.
+    #[arg(long, default_value_t = 60.0)]
+    pub dead_after_s: f64,
     /// Gather tree radix (spec: 6).
     #[arg(long, default_value_t = coflowkit_group::GATHER_K)]
     pub gather_k: u32,

@@ -1,6 +1,7 @@
 //! One rank of `milliquery run`: join the world, load this rank's tablets (every rank learns
-//! whether all loaded, so a bad tablet fails the job at once rather than at a timeout), run
-//! each query `--warmup + --repeat` times, and at rank 0 print and write the reports.
+//! every rank's loading error, so a bad tablet fails the job at once, named, rather than at a
+//! timeout), run each query `--warmup + --repeat` times, and at rank 0 print and write the
+//! reports.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,19 +16,28 @@ use crate::ranks;
 
 pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
     let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
-    let (world, ep) = ranks::connect(&a.ranks, a.seed, timeout)?;
+    let (world, ep) = ranks::connect_with(&a.ranks, a.seed, timeout, |cfg| {
+        let periods = a.dead_after_s / cfg.resend_timeout.as_secs_f64().max(1e-6);
+        cfg.dead_after = cfg
+            .dead_after
+            .max(periods.ceil().min(u32::MAX as f64) as u32);
+    })?;
     let (rank, size) = (world.rank as usize, world.size as usize);
     let counter = Counted::new(ep.clone() as Arc<dyn Exchange>);
     let mut g = Group::world(counter.clone() as Arc<dyn Exchange>)?;
     let loaded = Data::load(&a.data, rank, size, queries);
-    let oks = g.allgather(vec![loaded.is_ok() as u8])?;
-    let data = match loaded {
-        Ok(d) => d,
-        Err(e) => return Err(e).with_context(|| format!("rank {rank} of {size}")),
-    };
-    if let Some(bad) = oks.iter().position(|o| o.first() != Some(&1)) {
-        bail!("rank {bad} could not load its tablets (its error says why)");
+    // Every rank learns every rank's loading error, so whichever rank exits first (and the
+    // launcher then stops the rest) names the bad tablet.
+    let mine = loaded
+        .as_ref()
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    let all = g.allgather(mine.into_bytes())?;
+    if let Some((bad, why)) = all.iter().enumerate().find(|(_, e)| !e.is_empty()) {
+        bail!("rank {bad} of {size}: {}", String::from_utf8_lossy(why));
     }
+    let data = loaded?;
     let mut proto = ShuffleProto::parse(&a.protocol)?;
     if let ShuffleProto::HighEntropy(o) = &mut proto {
         *o = HighEntropyOptions {

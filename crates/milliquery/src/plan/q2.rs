@@ -7,7 +7,7 @@
 
 use crate::codec::{Reader, Writer};
 use crate::hash::ip_target;
-use crate::rows::{q2_order, top_k, IpCount, Q2_LIMIT};
+use crate::rows::{ip_text_key, q2_order, top_k, IpCount, Q2_LIMIT};
 
 /// Sort and run-length count (the original sorted with IPS4o and counted runs).
 pub fn count(mut ips: Vec<u32>) -> Vec<(u32, u64)> {
@@ -128,8 +128,26 @@ pub fn sum_pairs(mut pairs: Vec<(u32, u64)>) -> Vec<(u32, u64)> {
     out
 }
 
+/// The 10 largest counts (ties by the address as text). First the 10th largest count by a
+/// selection on counts alone; only the addresses with at least that count (often many with
+/// count 1) get their text keys for the final order.
 pub fn local_top(counts: Vec<(u32, u64)>) -> Vec<(u32, u64)> {
-    top_k(counts, Q2_LIMIT, q2_order)
+    if counts.len() <= Q2_LIMIT {
+        return top_k(counts, Q2_LIMIT, q2_order);
+    }
+    let mut c: Vec<u64> = counts.iter().map(|p| p.1).collect();
+    let (_, &mut tenth, _) = c.select_nth_unstable_by(Q2_LIMIT - 1, |a, b| b.cmp(a));
+    let keyed: Vec<(u64, [u8; 15], u32)> = counts
+        .into_iter()
+        .filter(|p| p.1 >= tenth)
+        .map(|(ip, n)| (n, ip_text_key(ip), ip))
+        .collect();
+    top_k(keyed, Q2_LIMIT, |a, b| {
+        b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+    })
+    .into_iter()
+    .map(|(n, _, ip)| (ip, n))
+    .collect()
 }
 
 pub fn encode_top(top: &[(u32, u64)]) -> Vec<u8> {
@@ -185,6 +203,19 @@ mod tests {
         assert!(distinct.iter().all(|c| c.1 >= PAIR_MIN));
         assert_eq!(combined_rows, distinct.len() as u64);
         assert!(decode_raw(&[1, 2, 3], &mut Vec::new()).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn local_top_is_the_prefix_of_the_full_order(
+            v in proptest::collection::btree_map(proptest::prelude::any::<u32>(), 1u64..4, 0..80)
+        ) {
+            let v: Vec<(u32, u64)> = v.into_iter().collect();
+            let mut all = v.clone();
+            all.sort_by(q2_order);
+            all.truncate(Q2_LIMIT);
+            proptest::prop_assert_eq!(local_top(v), all);
+        }
     }
 
     #[test]
