@@ -13,12 +13,12 @@ pub enum MilliqueryCmd {
     /// Write seeded synthetic tables as CSV tablets, one per rank per table.
     Gen(gen::GenArgs),
     /// Run queries q1, q2, q3 over the ranks' tablets; rank 0 prints and writes the results.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
 }
 
 pub fn run(c: MilliqueryCmd) -> anyhow::Result<()> {
     match c {
         MilliqueryCmd::Gen(a) => gen::run(a),
-        MilliqueryCmd::Run(a) => run::run(a),
+        MilliqueryCmd::Run(a) => run::run(*a),
     }
 }

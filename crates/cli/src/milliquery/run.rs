@@ -47,6 +47,9 @@ pub struct RunArgs {
     /// Gather tree radix (spec: 6).
     #[arg(long, default_value_t = coflowkit_group::GATHER_K)]
     pub gather_k: u32,
+    /// Lead time of the synchronised start (ms): rank 0 broadcasts a start this far ahead.
+    #[arg(long, default_value_t = 20.0, value_parser = non_negative_ms)]
+    pub start_margin_ms: f64,
     /// Write `{"config": {...}, "results": [one object per query and hot-key mode]}`.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -99,4 +102,14 @@ pub fn run(a: RunArgs) -> Result<()> {
         return Ok(());
     }
     run_rank::run(&a, &queries)
+}
+
+/// A lead time in milliseconds: finite and not negative.
+fn non_negative_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a non-negative number of milliseconds"
+        )),
+    }
 }

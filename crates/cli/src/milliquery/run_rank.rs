@@ -52,6 +52,7 @@ pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
             hot_keys: hot,
             seed: a.seed,
             gather_k: a.gather_k,
+            start_margin: std::time::Duration::from_secs_f64(a.start_margin_ms / 1e3),
         };
         for &q in queries {
             for _ in 0..a.warmup {

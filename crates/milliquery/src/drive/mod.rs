@@ -8,7 +8,7 @@ mod q3;
 mod report;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use coflowkit_group::{Group, ShuffleProto, GATHER_K};
 
@@ -84,6 +84,8 @@ pub struct Options {
     pub seed: u64,
     /// Gather tree radix (spec: 6).
     pub gather_k: u32,
+    /// Lead time of the synchronised start (`Group::start_at`), as MilliSort's.
+    pub start_margin: Duration,
 }
 
 impl Default for Options {
@@ -93,6 +95,7 @@ impl Default for Options {
             hot_keys: HotKeys::Off,
             seed: 1,
             gather_k: GATHER_K,
+            start_margin: Duration::from_millis(20),
         }
     }
 }
@@ -186,7 +189,7 @@ pub(crate) fn gather_merge(
     Ok(got)
 }
 
-/// Runs one query on this rank: a barrier, the timed plan, then the report's gather. Rank 0
+/// Runs one query on this rank: a synchronised start, the timed plan, then the report's gather. Rank 0
 /// gets `Some(report)`.
 pub fn run_query(
     g: &mut Group,
@@ -196,12 +199,11 @@ pub fn run_query(
     opt: &Options,
 ) -> Result<Option<QueryReport>, QueryError> {
     let missing = || QueryError::BadArgument(format!("{} was not loaded", query.name()));
-    // TODO(start signal): replace this barrier by the group's start signal
-    // (`Group::start_at`, being added to crates/group for MilliSort) so every rank starts
-    // at one instant rather than when the barrier lets it go.
-    g.barrier()?;
+    // Every rank starts at one agreed instant (a barrier would let them go at different
+    // times); the start broadcast's own messages are counted before the timed region.
+    let start = g.start_at(opt.start_margin)?;
     let (m0, b0) = counter.sent();
-    let t0 = Instant::now();
+    let t0 = start.instant;
     let mut laps = Laps::new(t0);
     let answer = match query {
         Query::Q1 => q1::run(g, data.q1.as_ref().ok_or_else(missing)?, opt, &mut laps)?,
