@@ -15,6 +15,7 @@ mod report;
 mod sched_args;
 mod shuffle;
 mod sim;
+mod sortdata;
 mod spill_dir;
 mod status;
 mod testbed_cmd;
@@ -66,6 +67,9 @@ enum Command {
     /// MilliSort: Sort Benchmark records sorted across ranks in a timed burst, validated
     /// globally; `--budget-ms` finds the largest input a time budget sorts.
     Millisort(millisort::MilliSortArgs),
+    /// Sort Benchmark records: generate them as gensort 1.5 does, check them as valsort does.
+    #[command(subcommand)]
+    Sortdata(sortdata::SortdataCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Status(a) => status::run(a),
         Command::Collective(c) => collective::run(c),
         Command::Millisort(a) => millisort::run(a),
+        Command::Sortdata(c) => sortdata::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
