@@ -1,26 +1,25 @@
-//! Regular sampling (spec §2.4, [code] `partition`): a rank's sorted keys cut into `p` nearly
-//! equal groups, the first `k = p(s+1) - n` of `s = n / p` keys and the rest of `s + 1`; a
-//! pivot is the last key of each group, so the last pivot is the local maximum. The weighted
+//! Regular sampling (spec §2.4): a rank's sorted keys cut into `p` nearly equal groups and a
+//! pivot at the last key of each group, so the last pivot is the local maximum. The weighted
 //! rule also takes the head (the local minimum) as a BEGIN pivot.
+//!
+//! Group ends are spread evenly (group i ends at ⌈(i+1)·n/p⌉ − 1), not as [code]'s
+//! `partition`, which puts all the short groups (of ⌊n/p⌋) first and the long ones after: every
+//! rank then has short groups at the bottom of its range and long ones at the top, a systematic
+//! bias of up to (⌊n/p⌋ + 1)/(n/p) − 1 that the splitter rules cannot see (2.9 % at 600 pivots
+//! of 7000 records; it kept the weighted rule at 4.7 % instead of Table 7's 2.0 %).
 
 use crate::pivot::{Pivot, Tag};
 use crate::rule::Rule;
 
 /// Positions of the end-of-group pivots in a sorted array of `n` keys. With fewer keys than
-/// groups, the empty groups at the front have no last key; their pivot is taken at position 0
-/// (the reading that keeps `p` pivots per rank, so the naive rule's counts stay exact).
+/// groups, some groups are empty and repeat their predecessor's end (a rank keeps `p` pivots,
+/// so the naive rule's counts stay exact).
 pub fn end_of_group_positions(n: usize, p: usize) -> Vec<usize> {
     if n == 0 || p == 0 {
         return Vec::new();
     }
-    let s = n / p;
-    let k = p * (s + 1) - n;
-    let mut idx: isize = -1;
     (0..p)
-        .map(|i| {
-            idx += if i < k { s as isize } else { s as isize + 1 };
-            idx.max(0) as usize
-        })
+        .map(|i| ((i as u128 + 1) * n as u128).div_ceil(p as u128) as usize - 1)
         .collect()
 }
 
@@ -65,12 +64,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn positions_follow_the_code_formula() {
-        // n = 10, p = 4: s = 2, k = 4*3 - 10 = 2: groups 2, 2, 3, 3 end at 1, 3, 6, 9.
-        assert_eq!(end_of_group_positions(10, 4), vec![1, 3, 6, 9]);
+    fn group_ends_are_spread_evenly_and_the_last_is_the_maximum() {
+        // n = 10, p = 4: groups of 3, 2, 3, 2 end at 2, 4, 7, 9.
+        assert_eq!(end_of_group_positions(10, 4), vec![2, 4, 7, 9]);
         assert_eq!(end_of_group_positions(12, 4), vec![2, 5, 8, 11]);
-        // Fewer keys than groups: empty groups' pivots clamp to the first key.
-        assert_eq!(end_of_group_positions(2, 4), vec![0, 0, 0, 1]);
+        // Fewer keys than groups: empty groups repeat the previous end.
+        assert_eq!(end_of_group_positions(2, 4), vec![0, 0, 1, 1]);
         assert!(end_of_group_positions(0, 4).is_empty());
     }
 

@@ -236,55 +236,60 @@ impl MilliSort {
         let ranges = bucket::ranges(&keys, &splitters);
         let vals =
             |r: &std::ops::Range<usize>| &sorted_values[r.start * VALUE_LEN..r.end * VALUE_LEN];
-        let (heads, values, order): (Vec<Vec<u128>>, Vec<Vec<u8>>, _) = if self.cfg.overlap_merge {
-            // Keys first; then the values travel while a second thread merges the keys.
-            let key_msgs = ranges
-                .iter()
-                .map(|r| encode_bucket(&keys[r.clone()], &[]))
-                .collect();
-            let got = self.world.alltoallv(key_msgs, &self.cfg.protocol)?;
-            let heads = decode_runs(&got, false)?
-                .into_iter()
-                .map(|(k, _)| k)
-                .collect::<Vec<_>>();
-            let value_msgs = ranges.iter().map(|r| vals(r).to_vec()).collect();
-            drop(sorted_values);
-            let (values, order) = std::thread::scope(|sc| {
-                let merging = sc.spawn(|| {
-                    let runs: Vec<&[u128]> = heads.iter().map(|h| h.as_slice()).collect();
-                    kway_order(&runs)
-                });
-                let values = self.world.alltoallv(value_msgs, &self.cfg.protocol);
-                rec.mark(Phase::RecordShuffle);
-                let order = merging.join().expect("merge thread");
-                values.map(|v| (v, order))
-            })?;
-            for (src, (v, h)) in values.iter().zip(&heads).enumerate() {
-                if v.len() != h.len() * VALUE_LEN {
-                    return Err(MilliSortError::Malformed {
-                        from: src,
-                        what: "record shuffle values",
+        // `values[r][offsets[r]..]` are run r's values (left in the received buffers: no copy).
+        #[allow(clippy::type_complexity)]
+        let (heads, values, offsets, order): (Vec<Vec<u128>>, Vec<Vec<u8>>, Vec<usize>, _) =
+            if self.cfg.overlap_merge {
+                // Keys first; then the values travel while a second thread merges the keys.
+                let key_msgs = ranges
+                    .iter()
+                    .map(|r| encode_bucket(&keys[r.clone()], &[]))
+                    .collect();
+                let got = self.world.alltoallv(key_msgs, &self.cfg.protocol)?;
+                let heads = decode_runs(&got, false)?
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect::<Vec<_>>();
+                let value_msgs = ranges.iter().map(|r| vals(r).to_vec()).collect();
+                drop(sorted_values);
+                let (values, order) = std::thread::scope(|sc| {
+                    let merging = sc.spawn(|| {
+                        let runs: Vec<&[u128]> = heads.iter().map(|h| h.as_slice()).collect();
+                        kway_order(&runs)
                     });
+                    let values = self.world.alltoallv(value_msgs, &self.cfg.protocol);
+                    rec.mark(Phase::RecordShuffle);
+                    let order = merging.join().expect("merge thread");
+                    values.map(|v| (v, order))
+                })?;
+                for (src, (v, h)) in values.iter().zip(&heads).enumerate() {
+                    if v.len() != h.len() * VALUE_LEN {
+                        return Err(MilliSortError::Malformed {
+                            from: src,
+                            what: "record shuffle values",
+                        });
+                    }
                 }
-            }
-            (heads, values, order)
-        } else {
-            // One message per destination: its keys followed by their values.
-            let msgs = ranges
-                .iter()
-                .map(|r| encode_bucket(&keys[r.clone()], vals(r)))
-                .collect();
-            drop(sorted_values);
-            let got = self.world.alltoallv(msgs, &self.cfg.protocol)?;
-            rec.mark(Phase::RecordShuffle);
-            let (heads, values): (Vec<_>, Vec<_>) = decode_runs(&got, true)?
-                .into_iter()
-                .map(|(k, v)| (k, v.to_vec()))
-                .unzip();
-            let runs: Vec<&[u128]> = heads.iter().map(|h| h.as_slice()).collect();
-            let order = kway_order(&runs);
-            (heads, values, order)
-        };
+                let offsets = vec![0; values.len()];
+                (heads, values, offsets, order)
+            } else {
+                // One message per destination: its keys followed by their values.
+                let msgs = ranges
+                    .iter()
+                    .map(|r| encode_bucket(&keys[r.clone()], vals(r)))
+                    .collect();
+                drop(sorted_values);
+                let got = self.world.alltoallv(msgs, &self.cfg.protocol)?;
+                rec.mark(Phase::RecordShuffle);
+                let heads: Vec<Vec<u128>> = decode_runs(&got, true)?
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect();
+                let offsets = heads.iter().map(|h| 4 + 16 * h.len()).collect();
+                let runs: Vec<&[u128]> = heads.iter().map(|h| h.as_slice()).collect();
+                let order = kway_order(&runs);
+                (heads, got, offsets, order)
+            };
         let out_keys: Vec<u128> = order
             .iter()
             .map(|&(r, i)| heads[r as usize][i as usize])
@@ -292,8 +297,9 @@ impl MilliSort {
         rec.mark(Phase::Merge);
         let mut out_values = Vec::with_capacity(order.len() * VALUE_LEN);
         for &(r, i) in &order {
-            let i = i as usize;
-            out_values.extend_from_slice(&values[r as usize][i * VALUE_LEN..(i + 1) * VALUE_LEN]);
+            let (r, i) = (r as usize, i as usize);
+            let at = offsets[r] + i * VALUE_LEN;
+            out_values.extend_from_slice(&values[r][at..at + VALUE_LEN]);
         }
         rec.mark(Phase::ValueRearrangement);
         self.last_splitters = splitters.clone();

@@ -10,7 +10,7 @@ use coflowkit_millisort::counted::Counted;
 use coflowkit_millisort::sort::MilliSort;
 
 use super::args::MilliSortArgs;
-use super::row::Row;
+use super::row::{median, Row};
 
 const FIRST: u64 = 256;
 const LARGEST: u64 = 1 << 24;
@@ -42,12 +42,10 @@ pub fn search(
             .with_context(|| format!("budget {budget_ms} ms, probe of {n} records per rank"))?;
         let mut next = 0u64;
         if let Some(reports) = reports {
-            let mut w: Vec<f64> = reports.iter().map(|r| r.wall_ms).collect();
-            w.sort_by(f64::total_cmp);
-            let fits = w[w.len() / 2] <= budget_ms;
+            let med = median(reports.iter().map(|r| r.wall_ms));
+            let fits = med <= budget_ms;
             println!(
-                "  budget {budget_ms} ms: {n} records per rank, median {:.3} ms: {}",
-                w[w.len() / 2],
+                "  budget {budget_ms} ms: {n} records per rank, median {med:.3} ms: {}",
                 if fits { "fits" } else { "over" }
             );
             if fits {

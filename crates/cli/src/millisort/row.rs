@@ -41,8 +41,10 @@ pub struct Row {
     pub validation: Validation,
 }
 
-fn median(v: impl Iterator<Item = f64>) -> f64 {
-    let v: Vec<f64> = v.collect();
+/// Median (interpolated between the middle two for an even count).
+pub fn median(v: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = v.collect();
+    v.sort_by(f64::total_cmp);
     percentile(&v, 50.0)
 }
 
