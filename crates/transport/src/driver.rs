@@ -88,6 +88,8 @@ pub struct Driver {
     pool: Vec<Vec<u8>>,
     /// Why the endpoint no longer works (an I/O error, or closed).
     broken: Option<String>,
+    /// When each peer was last told we live (answers to probes of operations not started).
+    alive_sent: Vec<Option<u64>>,
 }
 
 /// Waits on the engine's socket and waker.
@@ -153,6 +155,7 @@ impl Driver {
             reacks: Vec::new(),
             pool: Vec::new(),
             broken: None,
+            alive_sent: vec![None; cfg.peers.len()],
             cfg,
             inner,
             sock,
@@ -369,6 +372,15 @@ impl Driver {
             Counters::add(&c.malformed, 1);
             return;
         }
+        // Any word from a peer shows it alive, whichever operation it concerns: an operation
+        // waiting on it must not take it for dead while it is busy elsewhere.
+        for a in self.ops.values_mut() {
+            a.op.heard_from(p.src);
+        }
+        if wire::is_alive(&p) {
+            Counters::add(&c.alive_received, 1);
+            return;
+        }
         if let Some(a) = self.ops.get_mut(&h.op) {
             if a.op.on_packet(now, &h, payload).is_err() {
                 Counters::add(&c.malformed, 1);
@@ -394,6 +406,15 @@ impl Driver {
             None => {
                 let kept = self.staging.push(now, h.op, d);
                 Counters::add(if kept { &c.staged } else { &c.expired }, 1);
+                // Its sender may be probing an operation we have not reached (we are busy, or
+                // blocked on another peer): tell it we live, at most twice a period per peer.
+                let period = self.cfg.resend_timeout.as_nanos() as u64;
+                let last = &mut self.alive_sent[p.src as usize];
+                if last.is_none_or(|t| now >= t + period / 2) {
+                    *last = Some(now);
+                    self.reacks.push(wire::alive(h.op, self.cfg.rank, p.src));
+                    Counters::add(&c.alive_sent, 1);
+                }
             }
         }
     }

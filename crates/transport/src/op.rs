@@ -244,6 +244,11 @@ impl Op {
         Ok(())
     }
 
+    /// `rank` is alive (heard outside this operation).
+    pub fn heard_from(&mut self, rank: u32) {
+        self.node.heard_from(rank);
+    }
+
     pub fn handle_timeout(&mut self, now: u64) {
         if self.node.poll_timeout().is_some_and(|t| t <= now) {
             self.node.handle_timeout(now);

@@ -26,6 +26,10 @@ pub struct EndpointStats {
     pub injected_drops: u64,
     pub injected_duplicates: u64,
     pub injected_reorders: u64,
+    /// "Alive, not started" answers sent to peers probing an operation not started here, and
+    /// received from busy peers.
+    pub alive_sent: u64,
+    pub alive_received: u64,
 }
 
 macro_rules! counters {
@@ -53,7 +57,9 @@ counters!(
     reacks,
     injected_drops,
     injected_duplicates,
-    injected_reorders
+    injected_reorders,
+    alive_sent,
+    alive_received
 );
 
 impl Counters {

@@ -62,6 +62,27 @@ impl WireError {
     }
 }
 
+/// "Alive, but this operation has not started here": an ACK with `seq` and `total` both
+/// `u32::MAX` (a real ACK has `total` 0). Sent in answer to a probe for an operation this rank
+/// has not reached, so the prober does not take a busy rank for a dead one.
+pub fn alive(op: u64, src: u32, dst: u32) -> (u64, Packet) {
+    let p = Packet {
+        kind: Kind::Ack,
+        src,
+        dst,
+        seq: u32::MAX,
+        total: u32::MAX,
+        unsched: 0,
+        seed: 0,
+    };
+    (op, p)
+}
+
+/// Whether `p` is an [`alive`] answer.
+pub fn is_alive(p: &Packet) -> bool {
+    p.kind == Kind::Ack && p.seq == u32::MAX && p.total == u32::MAX
+}
+
 fn kind_code(k: Kind) -> u8 {
     match k {
         Kind::Data => 0,

@@ -560,3 +560,39 @@ fn spinning_and_acked_callers_still_exchange_byte_exact() {
         }
     }
 }
+
+#[test]
+fn a_busy_rank_is_not_taken_for_dead() {
+    // Rank 1 waits for rank 0's message; rank 0 is busy elsewhere for four times the window
+    // in which a silent peer is declared dead (20 periods of 5 ms), then sends. Rank 0's
+    // endpoint answers rank 1's probes with "alive, not started", so rank 1 waits.
+    let eps = cluster(2, |c| {
+        c.resend_timeout = Duration::from_millis(5);
+        c.dead_after = 20;
+    });
+    let proto = ExchangeProtocol::parse("grpf").unwrap();
+    std::thread::scope(|s| {
+        let (ep, proto) = (eps[0].clone(), &proto);
+        s.spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            ep.exchange(4, proto, vec![(1, vec![9; 3000])], &[])
+                .unwrap();
+        });
+        let got = eps[1].exchange(4, &proto, vec![], &[0]).unwrap();
+        assert_eq!(got, vec![(0, vec![9; 3000])]);
+    });
+    assert!(eps[0].stats().alive_sent > 0);
+    assert!(eps[1].stats().alive_received > 0);
+    // A rank that is gone is still named: rank 1 waits for a message rank 0 never sends.
+    let eps = cluster(2, |c| {
+        c.resend_timeout = Duration::from_millis(5);
+        c.dead_after = 20;
+    });
+    let ep1 = eps[1].clone();
+    eps[0].close();
+    let err = ep1.exchange(4, &proto, vec![], &[0]).unwrap_err();
+    assert!(
+        matches!(err, TransportError::PeerDead { rank: 0 }),
+        "{err:?}"
+    );
+}

@@ -470,6 +470,16 @@ impl Node {
         self.unacked == 0 && self.inbox().done()
     }
 
+    /// The driver heard from peer `j` outside this operation (any datagram of its, or its word
+    /// that it lives but has not started this operation): it is not dead, only busy.
+    pub fn heard_from(&mut self, j: u32) {
+        if let Some(w) = &mut self.watch {
+            if (j as usize) < self.acked.len() {
+                w.heard(j as usize);
+            }
+        }
+    }
+
     /// A peer declared dead: `dead_after` timer periods in a row with a probe to it and
     /// nothing heard from it (only with loss recovery).
     pub fn dead_peer(&self) -> Option<u32> {
