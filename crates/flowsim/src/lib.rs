@@ -3,6 +3,7 @@
 //! earliest of an arrival, a flow completion, or a wake-up the scheduler asked for. There is no
 //! time step. The schedulers are the shared ones of `coflowkit-sched`.
 
+pub mod coflowsim;
 mod dag;
 pub mod engine;
 pub mod outcome;
