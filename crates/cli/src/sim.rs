@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
+use coflowkit_flowsim::coflowsim::{self, Algo};
 use coflowkit_flowsim::{simulate_with, SimOptions, SimOutput};
 use coflowkit_model::deadlines;
 use coflowkit_model::{Fabric, Trace};
@@ -16,8 +17,22 @@ use crate::fabric_args::WorkloadArgs;
 use crate::report::{self, Run};
 use crate::sched_args::SchedArgs;
 
+/// Which simulator model replays the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Model {
+    /// Exact event-driven fluid model (no time step, arrivals at their time)
+    Exact,
+    /// The public reference CoflowSim's assumptions (coflow/coflowsim b61f209): 8 ms steps,
+    /// 10.24 s admission epochs, CCT from the epoch start, whole-MB flows, its FAIR, PFP, FIFO,
+    /// SCF, NCF, LCF (`tcf`), SEBF and DARK (`aalo`); see docs/coflowsim.md
+    Coflowsim,
+}
+
 #[derive(Args, Debug)]
 pub struct SimArgs {
+    /// Simulator model
+    #[arg(long, value_enum, default_value_t = Model::Exact)]
+    pub model: Model,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -61,11 +76,25 @@ pub fn run(args: SimArgs) -> Result<()> {
         kinds.push(baseline);
     }
     let opts = args.sched.options()?;
+    if args.model == Model::Coflowsim {
+        if args.deadlines.is_some() {
+            bail!("--deadlines: CoflowSim's main runs without deadlines (considerDeadline is hard-wired off); use --model exact");
+        }
+        if args.sched.scheduler.trim() == "all" {
+            kinds = COFLOWSIM_KINDS.to_vec();
+        }
+        for &k in &kinds {
+            reference_algo(k)?;
+        }
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let sim = args.engine.options()?;
-    let outputs = run_all(&trace, &fabric, &kinds, &opts, &sim, jobs)?;
+    let outputs = match args.model {
+        Model::Exact => run_all(&trace, &fabric, &kinds, &opts, &sim, jobs)?,
+        Model::Coflowsim => run_coflowsim(&trace, &fabric, &kinds)?,
+    };
     let runs: Vec<Run> = outputs.into_iter().map(Run::new).collect();
 
     let trace_name = path.display().to_string();
@@ -93,6 +122,53 @@ pub fn run(args: SimArgs) -> Result<()> {
         println!("CCT CDF: {}", file.display());
     }
     Ok(())
+}
+
+/// The schedulers the reference has, by our names (`tcf` is its LCF, `aalo` its DARK).
+pub const COFLOWSIM_KINDS: [SchedulerKind; 8] = [
+    SchedulerKind::Fair,
+    SchedulerKind::Pfp,
+    SchedulerKind::Fifo,
+    SchedulerKind::Scf,
+    SchedulerKind::Ncf,
+    SchedulerKind::Tcf,
+    SchedulerKind::Sebf,
+    SchedulerKind::Aalo,
+];
+
+/// The reference's algorithm for one of our scheduler names.
+pub fn reference_algo(kind: SchedulerKind) -> Result<Algo> {
+    Ok(match kind {
+        SchedulerKind::Fair => Algo::Fair,
+        SchedulerKind::Pfp => Algo::Pfp,
+        SchedulerKind::Fifo => Algo::Fifo,
+        SchedulerKind::Scf => Algo::Scf,
+        SchedulerKind::Ncf => Algo::Ncf,
+        SchedulerKind::Tcf => Algo::Lcf,
+        SchedulerKind::Sebf => Algo::Sebf,
+        SchedulerKind::Aalo => Algo::Dark,
+        other => bail!(
+            "--model coflowsim: CoflowSim has no `{other}`; it has fair, pfp, fifo, scf, ncf, tcf (its LCF), sebf and aalo (its DARK)"
+        ),
+    })
+}
+
+/// Replay under the reference's rules, one scheduler after the other (each takes about a
+/// second on the FB trace). Runs are named by our scheduler names.
+pub fn run_coflowsim(
+    trace: &Trace,
+    fabric: &Fabric,
+    kinds: &[SchedulerKind],
+) -> Result<Vec<SimOutput>> {
+    kinds
+        .iter()
+        .map(|&k| {
+            let mut out = coflowsim::simulate(trace, fabric, reference_algo(k)?)
+                .with_context(|| format!("simulating {k} under --model coflowsim"))?;
+            out.scheduler = k.name().to_string();
+            Ok(out)
+        })
+        .collect()
 }
 
 /// Run every scheduler on its own thread pool slot; results come back in `kinds` order.

@@ -48,7 +48,9 @@ fn generated_run_writes_the_json_contract() {
     let skew = v["skewness"].as_f64().unwrap();
     assert!((skew - 0.5).abs() < 0.05, "skewness {skew}");
     let opt = v["optimality"].as_f64().unwrap();
-    assert!(opt > 0.5 && opt <= 1.0, "optimality {opt}");
+    // What `optimality` claims: the throughput over the bound, and a bound is never beaten.
+    // (Its value for a given matrix is checked against oracles in crates/pktsim/tests.)
+    assert!(opt > 0.0 && opt <= 1.0 + 1e-12, "optimality {opt}");
     let ratio = v["throughput_gbps"].as_f64().unwrap() / v["bound_gbps"].as_f64().unwrap();
     assert!((ratio - opt).abs() < 1e-9);
     assert!(v["completion_s"].as_f64().unwrap() > 0.0);

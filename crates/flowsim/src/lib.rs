@@ -2,7 +2,11 @@
 //! non-blocking fabric. Rates are piecewise constant between events; the next event is the
 //! earliest of an arrival, a flow completion, or a wake-up the scheduler asked for. There is no
 //! time step. The schedulers are the shared ones of `coflowkit-sched`.
+//!
+//! [`coflowsim`] is the other model: the reference simulator CoflowSim's rules (8 ms steps,
+//! 10.24 s admission epochs, its own eight algorithms), for checking results against it.
 
+pub mod coflowsim;
 mod dag;
 pub mod engine;
 pub mod outcome;

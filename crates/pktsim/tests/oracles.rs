@@ -32,9 +32,8 @@ const ONE_WAY: u64 = 4;
 fn units_timestep_and_round_trip_times() {
     let c = SimConfig::new(1, "grpf", 0);
     assert!((c.timestep_s() - 0.48e-6).abs() < 1e-15);
-    assert!((3.0 * c.timestep_s() - 1.44e-6).abs() < 1e-15);
-    // 320 nodes x 16 packets: the optimal 2.46 ms of Figure 6.1's caption.
-    assert!((5120.0 * c.timestep_s() - 2457.6e-6).abs() < 1e-12);
+    // (Figure 6.1's optimal 2.46 ms = 5120 timesteps is arithmetic on this constant, not a
+    // property of the simulator, so it is not asserted here.)
     // A lone packet: sent in timestep 0, on the wires half an RTT (4 timesteps in a rack, 8
     // across racks), received in the timestep it lands; completion counts that timestep.
     let m = matrix(2, &[(0, 1, 1)]);
