@@ -578,7 +578,7 @@ fn a_busy_rank_is_not_taken_for_dead() {
             ep.exchange(4, proto, vec![(1, vec![9; 3000])], &[])
                 .unwrap();
         });
-        let got = eps[1].exchange(4, &proto, vec![], &[0]).unwrap();
+        let got = eps[1].exchange(4, proto, vec![], &[0]).unwrap();
         assert_eq!(got, vec![(0, vec![9; 3000])]);
     });
     assert!(eps[0].stats().alive_sent > 0);
