@@ -6,16 +6,19 @@
 //! sockets and the same code drives the UDP transport.
 
 mod codec;
+pub mod counted;
 mod endpoint;
 mod error;
 pub mod exchange;
 mod group;
 pub mod id;
+pub mod mem;
 mod ops;
 mod proto;
 pub mod schedule;
 mod start;
 
+pub use counted::Counted;
 pub use error::GroupError;
 pub use exchange::{Exchange, WireProto};
 pub use group::Group;

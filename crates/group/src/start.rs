@@ -84,7 +84,7 @@ impl Group {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::mem::run;
+    use crate::mem::run;
 
     #[test]
     fn every_member_agrees_on_the_start_and_none_starts_before_it() {

@@ -11,12 +11,10 @@
 //! - `oracle` (feature `oracle`): SQLite running the queries' SQL on the same tablets.
 
 mod codec;
-pub mod counted;
 pub mod drive;
 mod error;
 pub mod gen;
 pub mod hash;
-pub mod mem;
 #[cfg(feature = "oracle")]
 pub mod oracle;
 pub mod plan;

@@ -6,10 +6,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use coflowkit_group::mem::run_world;
+use coflowkit_group::Counted;
 use coflowkit_group::{Group, ShuffleProto};
-use coflowkit_milliquery::counted::Counted;
 use coflowkit_milliquery::gen::{generate, GenParams};
-use coflowkit_milliquery::mem::run_world;
 use coflowkit_milliquery::oracle;
 use coflowkit_milliquery::tablet::Table;
 use coflowkit_milliquery::{run_query, Answer, Data, HotKeys, Options, Query, QueryReport};

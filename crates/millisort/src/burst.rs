@@ -10,12 +10,12 @@ use coflowkit_sortdata::{generate, RecordKind, Summary};
 use serde::Serialize;
 
 use crate::bucket::excess;
-use crate::counted::Counted;
 use crate::phases::{PhaseStats, PHASES};
 use crate::records::Block;
 use crate::sort::MilliSort;
 use crate::validate::{self, Depth, Part, Validation};
 use crate::MilliSortError;
+use coflowkit_group::Counted;
 
 #[derive(Clone, Debug)]
 pub struct BurstOptions {

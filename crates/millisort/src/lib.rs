@@ -4,7 +4,6 @@
 
 pub mod bucket;
 pub mod burst;
-pub mod counted;
 mod error;
 pub mod excess;
 pub mod key;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::counted::Counted;
+use coflowkit_group::Counted;
 
 pub const PHASES: [&str; 10] = [
     "local_sort",

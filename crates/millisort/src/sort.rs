@@ -27,7 +27,6 @@ use coflowkit_group::{Group, ShuffleProto};
 use coflowkit_sortdata::VALUE_LEN;
 
 use crate::bucket;
-use crate::counted::Counted;
 use crate::merge::{kway_order, merge_two};
 use crate::phases::{Phase, PhaseStats, Recorder};
 use crate::pivot::{self, Totals};
@@ -36,6 +35,7 @@ use crate::rule::{assemble, select_in_range, Rule};
 use crate::sample::regular_pivots;
 use crate::two_level::{self, Roles};
 use crate::{one_level, MilliSortError};
+use coflowkit_group::Counted;
 
 #[derive(Clone, Debug)]
 pub struct Config {

@@ -6,9 +6,9 @@ use std::net::UdpSocket;
 use std::sync::Arc;
 use std::time::Duration;
 
+use coflowkit_group::Counted;
 use coflowkit_group::{Exchange, Group, ShuffleProto, BCAST_K, GATHER_K};
 use coflowkit_millisort::burst::{self, BurstOptions, Report};
-use coflowkit_millisort::counted::Counted;
 use coflowkit_millisort::sort::{Config, MilliSort};
 use coflowkit_millisort::validate::Depth;
 use coflowkit_millisort::Rule;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use coflowkit_group::Counted;
 use coflowkit_group::{Exchange, Group, HighEntropyOptions, ShuffleProto};
-use coflowkit_milliquery::counted::Counted;
 use coflowkit_milliquery::{run_query, Data, Options, Query, QueryReport};
 
 use super::run::{parse_hot_keys, RunArgs};

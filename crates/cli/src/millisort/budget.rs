@@ -4,9 +4,9 @@
 //! decides each probe and broadcasts it, so every rank runs the same sequence.
 
 use anyhow::{Context, Result};
+use coflowkit_group::Counted;
 use coflowkit_group::BCAST_K;
 use coflowkit_millisort::burst::Report;
-use coflowkit_millisort::counted::Counted;
 use coflowkit_millisort::sort::MilliSort;
 
 use super::args::MilliSortArgs;

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use coflowkit_group::Counted;
 use coflowkit_group::{Exchange, Group};
 use coflowkit_millisort::burst::{self, BurstOptions, Report};
-use coflowkit_millisort::counted::Counted;
 use coflowkit_millisort::sort::MilliSort;
 
 pub use args::MilliSortArgs;

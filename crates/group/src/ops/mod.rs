@@ -6,6 +6,4 @@ mod barrier;
 mod tree;
 
 #[cfg(test)]
-pub(crate) mod mem;
-#[cfg(test)]
 mod tests;

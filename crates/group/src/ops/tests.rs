@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use proptest::prelude::*;
 
-use super::mem::run;
+use crate::mem::run;
 use crate::schedule::allgather;
 use crate::{GroupError, HighEntropyOptions, ShuffleProto, WireProto};
 

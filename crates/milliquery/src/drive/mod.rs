@@ -14,9 +14,9 @@ use coflowkit_group::{Group, ShuffleProto, GATHER_K};
 
 pub use report::{Balance, PhaseTime, QueryReport};
 
-use crate::counted::Counted;
 use crate::tablet::{load_q1, load_q2, load_q3, Q1Rows, Q2Rows, Q3Rows};
 use crate::QueryError;
+use coflowkit_group::Counted;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Query {

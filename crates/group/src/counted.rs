@@ -1,10 +1,11 @@
-//! An `Exchange` that counts what passes through it, so the sort can report messages and bytes
-//! per phase without touching the group library (every sub-group shares the world's exchange).
+//! An `Exchange` that counts what this process sends through the one below it (messages and
+//! payload bytes), so an application (MilliSort, MilliQuery) reports its traffic per phase;
+//! every sub-group shares the world's exchange, so one counter sees it all.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use coflowkit_group::{Exchange, GroupError, WireProto};
+use crate::{Exchange, GroupError, WireProto};
 
 pub struct Counted {
     inner: Arc<dyn Exchange>,

@@ -1,6 +1,7 @@
-//! An in-memory `Exchange` for the tests: one map of messages keyed by (op, src, dst) shared by
-//! threads. A reused key, a message to oneself or a wait longer than a few seconds is an error,
-//! so schedule bugs fail the test instead of hanging it.
+//! An in-memory `Exchange`: one map of messages keyed by (op, src, dst) shared by threads, so
+//! collectives and the applications built on them (MilliSort, MilliQuery) run in one process
+//! in tests. A reused key, a message to oneself or a wait longer than 20 s is an error, so
+//! schedule bugs fail the test instead of hanging it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +19,7 @@ pub struct Hub {
 
 impl Hub {
     pub fn left_over(&self) -> usize {
-        self.slots.lock().unwrap().len()
+        self.slots.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
 
@@ -40,7 +41,7 @@ impl Exchange for MemEx {
         recv_from: &[u32],
         _proto: &WireProto,
     ) -> Result<Vec<(u32, Vec<u8>)>, GroupError> {
-        let mut slots = self.hub.slots.lock().unwrap();
+        let mut slots = self.hub.slots.lock().unwrap_or_else(|p| p.into_inner());
         for (to, bytes) in sends {
             if to == self.rank || to >= self.size {
                 return Err(err(format!("rank {} sends to {to}", self.rank)));
@@ -59,7 +60,7 @@ impl Exchange for MemEx {
             {
                 return Ok(recv_from
                     .iter()
-                    .map(|&f| (f, slots.remove(&(op, f, self.rank)).unwrap()))
+                    .map(|&f| (f, slots.remove(&(op, f, self.rank)).unwrap_or_default()))
                     .collect());
             }
             let now = Instant::now();
@@ -69,7 +70,12 @@ impl Exchange for MemEx {
                     self.rank
                 )));
             }
-            slots = self.hub.cv.wait_timeout(slots, deadline - now).unwrap().0;
+            slots = self
+                .hub
+                .cv
+                .wait_timeout(slots, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 
@@ -85,20 +91,34 @@ impl Exchange for MemEx {
 /// Run `f` on a world of `m` in-memory ranks, one thread each; results in rank order, and the
 /// hub (to check message counts and that nothing was left undelivered).
 pub fn run<T: Send>(m: usize, f: impl Fn(crate::Group) -> T + Sync) -> (Vec<T>, Arc<Hub>) {
+    run_world(m, |_, ex| {
+        f(crate::Group::world(ex).expect("a world over a valid exchange"))
+    })
+}
+
+/// Run `f(rank, exchange)` on `m` in-memory ranks, one thread each (for callers that wrap the
+/// exchange, e.g. in a `Counted`); results in rank order, and the hub.
+pub fn run_world<T: Send>(
+    m: usize,
+    f: impl Fn(usize, Arc<dyn Exchange>) -> T + Sync,
+) -> (Vec<T>, Arc<Hub>) {
     let hub = Arc::new(Hub::default());
     let out = std::thread::scope(|s| {
         let handles: Vec<_> = (0..m)
             .map(|r| {
-                let ex = Arc::new(MemEx {
+                let ex: Arc<dyn Exchange> = Arc::new(MemEx {
                     hub: hub.clone(),
                     rank: r as u32,
                     size: m as u32,
                 });
                 let f = &f;
-                s.spawn(move || f(crate::Group::world(ex).unwrap()))
+                s.spawn(move || f(r, ex))
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread panicked"))
+            .collect()
     });
     (out, hub)
 }
