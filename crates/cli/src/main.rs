@@ -1,6 +1,7 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
 
 mod bench;
+mod broadcast;
 mod collective;
 mod coordinator;
 mod daemon;
@@ -74,6 +75,9 @@ enum Command {
     /// MilliQuery: the flash-burst paper's three SQL queries across many processes.
     #[command(subcommand)]
     Milliquery(milliquery::MilliqueryCmd),
+    /// Orchestra broadcasts between real processes: Cornet and its baselines (chain, tree,
+    /// HDFS-like, BitTorrent-like) with completion times beside the lower bound.
+    Broadcast(broadcast::BroadcastArgs),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Sortdata(c) => sortdata::run(c),
         Command::Millisort(a) => millisort::run(a),
         Command::Milliquery(c) => milliquery::run(c),
+        Command::Broadcast(a) => broadcast::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

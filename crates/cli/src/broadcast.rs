@@ -1,0 +1,181 @@
+//! `coflowkit broadcast --local N [--netns --rate R] --bytes B --mechanism cornet,tree,...`:
+//! one source and N receivers as real processes (this binary, re-run with `--node`), one run
+//! per mechanism, this process hosting the controller (coflowkit-orchestra).
+
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_model::units::{parse_rate_bps, parse_size_bytes};
+use coflowkit_orchestra::node::{run_node, NodeEnv};
+use coflowkit_orchestra::{run_broadcast, BroadcastConfig, Kill, Mechanism, Options, Racks};
+
+#[derive(Args, Debug)]
+pub struct BroadcastArgs {
+    /// Receivers (one process each, beside the source's): the broadcast goes to N hosts.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=252), required_unless_present = "node")]
+    pub local: Option<u32>,
+    /// Each host in its own network namespace, both directions shaped to --rate (root).
+    #[arg(long, requires = "rate")]
+    pub netns: bool,
+    /// Each host's link rate (200mbit, 1gbit): tbf with --netns, else user-space pacing of
+    /// each host's uploads. Without it loopback runs unpaced and there is no lower bound.
+    #[arg(long, value_name = "RATE")]
+    pub rate: Option<String>,
+    /// Bytes to broadcast (k, m, g = 2^10, 2^20, 2^30).
+    #[arg(long, default_value = "64m")]
+    pub bytes: String,
+    /// Mechanisms, comma-separated: cornet, cornet-topology, cornet-clustering, chain, tree
+    /// (binary), treeD, hdfsR (hdfs3, hdfs10), bittorrent.
+    #[arg(long, default_value = "cornet")]
+    pub mechanism: String,
+    /// Write {"results": [...]} here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Cornet's block size (thesis: 4 MB).
+    #[arg(long, default_value = "4m")]
+    pub block_size: String,
+    /// The piece size of the pipelined mechanisms (chain, tree, HDFS).
+    #[arg(long, default_value = "256k")]
+    pub pipe_size: String,
+    /// BitTorrent's chunk size (thesis: up to 256 KB).
+    #[arg(long, default_value = "256k")]
+    pub chunk_size: String,
+    /// Cornet's receive and send slots per host (thesis: 8 and 12).
+    #[arg(long, default_value_t = 8)]
+    pub receive_slots: u32,
+    #[arg(long, default_value_t = 12)]
+    pub send_slots: u32,
+    /// Peers the controller hands a Cornet receiver per request (every second).
+    #[arg(long, default_value_t = 10)]
+    pub peer_set: u32,
+    /// Racks (receivers split evenly in order, the source in the middle one).
+    #[arg(long, default_value_t = 1)]
+    pub racks: u32,
+    /// Each rack's link to the core (bits per second), with --netns and --racks.
+    #[arg(long, value_name = "RATE")]
+    pub core_rate: Option<String>,
+    /// Kill host H (0: the source) in each run: H@SECONDS, H@copied (once the receivers
+    /// together hold every block) or H@got:K (once H holds K blocks).
+    #[arg(long, value_name = "H@S")]
+    pub kill: Option<String>,
+    /// Seed of the data and of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A run in which no block moves for this long fails, naming the stuck receivers.
+    #[arg(long, default_value_t = 10.0)]
+    pub stall_s: f64,
+    /// A run still going after this long fails.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout_s: f64,
+    /// Run as one host of a broadcast (set by the launcher, with COFLOWKIT_RANK and
+    /// COFLOWKIT_RENDEZVOUS).
+    #[arg(long, hide = true)]
+    pub node: bool,
+}
+
+pub fn run(a: BroadcastArgs) -> Result<()> {
+    if a.node {
+        let env =
+            NodeEnv::from_env()?.context("--node needs COFLOWKIT_RANK and COFLOWKIT_RENDEZVOUS")?;
+        return Ok(run_node(env)?);
+    }
+    let size = |s: &str, what: &str| -> Result<u64> {
+        parse_size_bytes(s).with_context(|| what.to_string())
+    };
+    let unit = |s: &str, what: &str| -> Result<u32> {
+        let v = size(s, what)?;
+        u32::try_from(v)
+            .ok()
+            .filter(|&v| v > 0)
+            .with_context(|| format!("{what}: 1 byte to 4 GiB"))
+    };
+    let opts = Options {
+        block_bytes: unit(&a.block_size, "--block-size")?,
+        pipe_bytes: unit(&a.pipe_size, "--pipe-size")?,
+        chunk_bytes: unit(&a.chunk_size, "--chunk-size")?,
+        receive_slots: a.receive_slots.max(1),
+        send_slots: a.send_slots.max(1),
+        peer_set: a.peer_set.max(1),
+        ..Options::default()
+    };
+    let rate_bps = a
+        .rate
+        .as_deref()
+        .map(parse_rate_bps)
+        .transpose()
+        .context("--rate")?;
+    let core_rate_bps = a
+        .core_rate
+        .as_deref()
+        .map(parse_rate_bps)
+        .transpose()
+        .context("--core-rate")?;
+    if a.racks == 0 {
+        bail!("--racks must be at least 1");
+    }
+    let cfg = BroadcastConfig {
+        receivers: a.local.unwrap_or(1),
+        bytes: size(&a.bytes, "--bytes")?,
+        mechanisms: Mechanism::parse_list(&a.mechanism)?,
+        opts,
+        seed: a.seed,
+        rate_bps,
+        netns: a.netns,
+        racks: Racks {
+            count: a.racks,
+            core_rate_bps,
+        },
+        kill: a.kill.as_deref().map(str::parse::<Kill>).transpose()?,
+        stall_s: a.stall_s,
+        timeout_s: a.timeout_s,
+    };
+    if cfg.mechanisms.is_empty() {
+        bail!("--mechanism names no mechanism");
+    }
+    let exe = std::env::current_exe().context("the current executable")?;
+    let node = move || {
+        let mut c = Command::new(&exe);
+        c.args(["broadcast", "--node"]);
+        c
+    };
+    let results = run_broadcast(&cfg, &node)?;
+    println!(
+        "{:<18} {:>9} {:>10} {:>12} {:>10} {:>10} {:>8}  note",
+        "mechanism", "receivers", "MiB", "completion_s", "mean_s", "bound_s", "sha_ok"
+    );
+    for r in &results {
+        let done: Vec<f64> = r.receiver_times_s.iter().flatten().copied().collect();
+        let mean = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        println!(
+            "{:<18} {:>9} {:>10.1} {:>12} {:>10} {:>10} {:>8}  {}",
+            r.mechanism,
+            r.receivers,
+            r.bytes as f64 / (1 << 20) as f64,
+            f(r.completion_s),
+            f(mean),
+            f(r.lower_bound_s),
+            r.checksums_ok,
+            r.error.clone().unwrap_or_else(|| if r.dead.is_empty() {
+                String::new()
+            } else {
+                format!("dead hosts {:?}", r.dead)
+            })
+        );
+    }
+    if let Some(path) = &a.json {
+        let v = serde_json::json!({ "results": results });
+        std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let failed: Vec<&str> = results
+        .iter()
+        .filter(|r| r.error.is_some() || !r.checksums_ok)
+        .map(|r| r.mechanism.as_str())
+        .collect();
+    if !failed.is_empty() {
+        bail!("broadcast failed for {}", failed.join(", "));
+    }
+    Ok(())
+}

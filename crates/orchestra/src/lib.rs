@@ -1,0 +1,32 @@
+//! Orchestra (coflow thesis ch. 4, spec `coflow.md` §2): broadcasts between real processes
+//! over TCP with Cornet (large blocks, send and receive slots, the source's round robin,
+//! controller-given peer sets, one integrity check) and the baselines the thesis compares it
+//! with (chain, d-ary tree, HDFS-like replication, a BitTorrent-like swarm), the pipelined
+//! binomial tree lower bound, rack awareness (configured or learned), and the transfer
+//! controllers that pick a mechanism per transfer and share the network across transfers.
+//!
+//! The controller's state ([`controller`]) is sans-IO, so a coordinator can host it; for now
+//! `coflowkit broadcast` does ([`run`]), starting one process per host ([`node`]).
+
+pub mod bound;
+pub mod clustering;
+pub mod control;
+pub mod controller;
+pub mod data;
+mod error;
+pub mod itc;
+pub mod layout;
+pub mod mechanism;
+pub mod node;
+pub mod pace;
+pub mod roundrobin;
+pub mod run;
+pub mod select;
+pub mod topology;
+pub mod wire;
+
+pub use control::Options;
+pub use error::OrchestraError;
+pub use mechanism::Mechanism;
+pub use run::{run_broadcast, BroadcastConfig, BroadcastResult, Kill, KillWhen};
+pub use topology::Racks;
