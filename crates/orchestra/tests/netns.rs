@@ -70,6 +70,11 @@ fn racks_behind_a_shaped_core_carry_every_cornet_variant() {
         assert_byte_exact(&cfg, r, &[]);
         // The racks outside the source's get the data through a 25 Mbit/s core link.
         let floor = cfg.bytes as f64 * 8.0 / 25e6;
-        assert!(r.completion_s.unwrap() >= floor, "{}: {:?} < {floor}", r.mechanism, r.completion_s);
+        assert!(
+            r.completion_s.unwrap() >= floor,
+            "{}: {:?} < {floor}",
+            r.mechanism,
+            r.completion_s
+        );
     }
 }
