@@ -107,6 +107,9 @@ pub struct BroadcastResult {
     pub digest: String,
     /// Hosts that died during the run.
     pub dead: Vec<u32>,
+    /// The rack of each host (0: the source) the controller used: configured, or learned
+    /// (cornet-clustering).
+    pub racks: Vec<u32>,
     pub error: Option<String>,
     /// Block transfers (from, to, seconds), the raw material of CornetClustering.
     #[serde(skip)]
@@ -473,6 +476,7 @@ async fn one_run(
         checksums_ok: ctl.checksums_ok(),
         digest,
         dead: (0..hosts).filter(|&h| !ctl.alive(h)).collect(),
+        racks,
         error,
         transfers: ctl.transfers().to_vec(),
     })

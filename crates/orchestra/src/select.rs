@@ -1,7 +1,7 @@
 //! Transfer controllers (spec §2.0, §2.3 "size-aware"): one per transfer picks its
 //! mechanism from what the controller knows globally (size, receivers, senders' loads).
 //!
-//! Broadcast: with little data or few receivers a pipelined tree (or chain) beats Cornet,
+//! Broadcast: with little data or few receivers a pipelined chain (or tree) beats Cornet,
 //! whose large blocks and swarm bookkeeping only pay off when there is much to share. The
 //! thresholds are named options; their defaults come from this machine's measurements
 //! (docs/orchestra.md, "Size-aware selection").
@@ -12,8 +12,10 @@ use crate::mechanism::Mechanism;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BroadcastRule {
-    /// At most this many bytes: a tree.
+    /// At most this many bytes: `small` (measured here: chain beat tree and Cornet at 1 MB
+    /// and 8 MB to 15 receivers; docs/orchestra.md).
     pub small_bytes: u64,
+    pub small: Mechanism,
     /// At most this many receivers: a chain (every receiver gets the full upload of one
     /// other; nothing to gain from a swarm).
     pub few_receivers: u32,
@@ -23,6 +25,7 @@ impl Default for BroadcastRule {
     fn default() -> Self {
         BroadcastRule {
             small_bytes: 8 << 20,
+            small: Mechanism::Chain,
             few_receivers: 2,
         }
     }
@@ -33,7 +36,7 @@ impl BroadcastRule {
         if receivers <= self.few_receivers {
             Mechanism::Chain
         } else if bytes <= self.small_bytes {
-            Mechanism::Tree { d: 2 }
+            self.small
         } else {
             Mechanism::Cornet
         }
@@ -146,8 +149,14 @@ mod tests {
     fn small_or_narrow_broadcasts_use_trees_and_chains() {
         let r = BroadcastRule::default();
         assert_eq!(r.choose(1 << 30, 1), Mechanism::Chain);
-        assert_eq!(r.choose(1 << 20, 30), Mechanism::Tree { d: 2 });
+        assert_eq!(r.choose(1 << 20, 30), Mechanism::Chain);
         assert_eq!(r.choose(1 << 30, 30), Mechanism::Cornet);
+        let tree = BroadcastRule {
+            small: Mechanism::Tree { d: 2 },
+            ..r
+        };
+        assert_eq!(tree.choose(8 << 20, 30), Mechanism::Tree { d: 2 });
+        assert_eq!(tree.choose((8 << 20) + 1, 30), Mechanism::Cornet);
     }
 
     /// Fig 4.6 with N senders per receiver and one more sending N to both (spec §2.5): fair
