@@ -4,8 +4,40 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc::{Budget, Demand, WaterFill};
-use crate::state::{CoflowState, FlowState};
+use crate::alloc::{Budget, Demand, TopUp, WaterFill};
+use crate::state::{CoflowState, FlowState, Rates};
+
+/// Below this many flows a decision indexes for redistribution on its own core: a thread
+/// costs tens of microseconds.
+const SPLIT_FLOWS: usize = 4096;
+
+/// Decide the rates (`fill`) and index the flows for redistribution in `order` (the priority
+/// order, known before the rates): the index's pairs and peer orders need no rates, so on a
+/// large decision they are built on a second core while `fill` runs, and only the holders
+/// wait for the rates. The same index either way.
+pub fn split_index(
+    topup: &mut TopUp,
+    ports: usize,
+    coflows: &[CoflowState],
+    order: impl IntoIterator<Item = usize> + Send,
+    rates: &mut Rates,
+    fill: impl FnOnce(&mut Rates),
+) {
+    let flows: usize = coflows.iter().map(|c| c.flows.len()).sum();
+    if flows < SPLIT_FLOWS {
+        fill(rates);
+        topup.index_pairs(ports, coflows, order);
+    } else {
+        std::thread::scope(|s| {
+            let pairs = s.spawn(|| topup.index_pairs(ports, coflows, order));
+            fill(rates);
+            if let Err(e) = pairs.join() {
+                std::panic::resume_unwind(e);
+            }
+        });
+    }
+    topup.index_holders(coflows, rates);
+}
 
 /// Relative slack for "a size has reached a threshold" and "now is a tick": the fluid simulator
 /// stops exactly at the predicted crossing, up to floating-point dust.

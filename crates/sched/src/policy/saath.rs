@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
-use super::dclas::{all_have_room, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
+use super::dclas::{
+    all_have_room, split_index, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow,
+};
 use crate::alloc::{Budget, TopUp};
 use crate::state::CoflowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
@@ -274,6 +276,71 @@ impl Saath {
     }
 }
 
+/// The rates: the priority pass (all-or-none in order, on each queue's share when weighted),
+/// then work conservation. `scheduled[i]` is set for the coflows the priority pass served.
+#[allow(clippy::too_many_arguments)]
+fn fill(
+    cfg: &SaathConfig,
+    snap: &Snapshot,
+    order: &[usize],
+    queue_of: &[usize],
+    scheduled: &mut [bool],
+    budget: &mut Budget,
+    shares: &mut Shares,
+    filler: &mut Filler,
+    rates: &mut Rates,
+) {
+    let rule = cfg.within_coflow;
+    if cfg.inter_queue == InterQueue::Weighted {
+        let mut by_queue = order.to_vec();
+        by_queue.sort_by_key(|&i| queue_of[i]);
+        shares.compute(&cfg.queues, budget, snap.coflows, &by_queue, queue_of);
+        let mut slot = 0;
+        for &i in order {
+            while shares.present[slot] != queue_of[i] {
+                slot += 1;
+            }
+            let flows = &snap.coflows[i].flows;
+            let share = &mut shares.budgets[slot];
+            if !cfg.all_or_none || all_have_room(flows, share) {
+                filler.fill(rule, flows, share, &mut rates.per_coflow[i]);
+                filler.take_added(flows, budget);
+                scheduled[i] = filler.added().iter().any(|&r| r > 0.0);
+            }
+        }
+    }
+    let topup = cfg.inter_queue == InterQueue::Weighted;
+    for &i in order {
+        let flows = &snap.coflows[i].flows;
+        if scheduled[i] {
+            if topup {
+                filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+            }
+        } else if !cfg.all_or_none || all_have_room(flows, budget) {
+            filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+            scheduled[i] = filler.added().iter().any(|&r| r > 0.0);
+        }
+    }
+    if cfg.work_conservation {
+        for &i in order {
+            if !scheduled[i] {
+                let flows = &snap.coflows[i].flows;
+                filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+            }
+        }
+        // The CoflowSim rule splits a port by flow counts and can strand a remainder where
+        // the other end is tighter; hand what is left to any flow that can use it, in order.
+        for &i in order {
+            crate::alloc::backfill(
+                crate::alloc::Backfill::Greedy,
+                &snap.coflows[i].flows,
+                budget,
+                &mut rates.per_coflow[i],
+            );
+        }
+    }
+}
+
 impl Scheduler for Saath {
     fn name(&self) -> &str {
         "saath"
@@ -298,71 +365,37 @@ impl Scheduler for Saath {
         let now = snap.now_s;
         self.prepare(snap, &ticks);
         self.budget.reset(snap.fabric);
-        let cfg = self.config;
-        let rule = cfg.within_coflow;
         self.scheduled.clear();
         self.scheduled.resize(snap.coflows.len(), false);
-
-        // Priority pass: all-or-none in order, on each queue's share when weighted.
-        if cfg.inter_queue == InterQueue::Weighted {
-            let mut by_queue = self.order.clone();
-            let q = &self.queue_of;
-            by_queue.sort_by_key(|&i| q[i]);
-            self.shares
-                .compute(&cfg.queues, &self.budget, snap.coflows, &by_queue, q);
-            let mut slot = 0;
-            for &i in &self.order {
-                while self.shares.present[slot] != self.queue_of[i] {
-                    slot += 1;
-                }
-                let flows = &snap.coflows[i].flows;
-                let share = &mut self.shares.budgets[slot];
-                if !cfg.all_or_none || all_have_room(flows, share) {
-                    self.filler
-                        .fill(rule, flows, share, &mut rates.per_coflow[i]);
-                    self.filler.take_added(flows, &mut self.budget);
-                    self.scheduled[i] = self.filler.added().iter().any(|&r| r > 0.0);
-                }
-            }
-        }
-        let topup = cfg.inter_queue == InterQueue::Weighted;
-        for &i in &self.order {
-            let flows = &snap.coflows[i].flows;
-            if self.scheduled[i] {
-                if topup {
-                    self.filler
-                        .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-                }
-            } else if !cfg.all_or_none || all_have_room(flows, &self.budget) {
-                self.filler
-                    .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-                self.scheduled[i] = self.filler.added().iter().any(|&r| r > 0.0);
-            }
-        }
-        if cfg.work_conservation {
-            for &i in &self.order {
-                if !self.scheduled[i] {
-                    let flows = &snap.coflows[i].flows;
-                    self.filler
-                        .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-                }
-            }
-            // The CoflowSim rule splits a port by flow counts and can strand a remainder where
-            // the other end is tighter; hand what is left to any flow that can use it, in order.
-            for &i in &self.order {
-                crate::alloc::backfill(
-                    crate::alloc::Backfill::Greedy,
-                    &snap.coflows[i].flows,
-                    &mut self.budget,
-                    &mut rates.per_coflow[i],
-                );
-            }
-        }
-
+        let Saath {
+            config,
+            queue_of,
+            order,
+            scheduled,
+            budget,
+            shares,
+            filler,
+            topup,
+            ..
+        } = self;
+        let cfg = *config;
+        let mut decide = |rates: &mut Rates| {
+            fill(
+                &cfg, snap, order, queue_of, scheduled, budget, shares, filler, rates,
+            )
+        };
         if cfg.on_flow_completion == FlowCompletion::Redistribute {
-            let order = self.order.iter().copied();
-            self.topup
-                .index(snap.fabric.ports(), snap.coflows, rates, order);
+            let ports = snap.fabric.ports();
+            split_index(
+                topup,
+                ports,
+                snap.coflows,
+                order.iter().copied(),
+                rates,
+                decide,
+            );
+        } else {
+            decide(rates);
         }
 
         // Starvation clocks, then the next wake-up: a queue crossing or a coflow starving.
