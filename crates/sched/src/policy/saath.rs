@@ -104,26 +104,51 @@ pub fn contention(
     count: ContentionCount,
     ports: usize,
 ) -> Vec<usize> {
-    // (port-direction, coflow) pairs, one per coflow and port, grouped by port-direction.
+    match count {
+        ContentionCount::DistinctCoflows => distinct_contention(coflows, group, scope, ports),
+        ContentionCount::PerPortSum => listed_contention(coflows, group, scope, count, ports),
+    }
+}
+
+/// [`contention`] by the lists of the coflows at each port (either count; the reference the
+/// bit rows of [`distinct_contention`] are tested against).
+fn listed_contention(
+    coflows: &[CoflowState],
+    group: &[usize],
+    scope: ContentionScope,
+    count: ContentionCount,
+    ports: usize,
+) -> Vec<usize> {
+    // The coflows at each port-direction, in coflow order: a count, then a counting sort
+    // (a comparison sort of the (port, coflow) pairs was a tenth of Saath's decisions).
     let mut mark = vec![usize::MAX; 2 * ports];
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut start = vec![0usize; 2 * ports + 1];
     for (i, c) in coflows.iter().enumerate() {
         for f in &c.flows {
             for r in [f.src as usize, ports + f.dst as usize] {
                 if mark[r] != i {
                     mark[r] = i;
-                    pairs.push((r as u32, i as u32));
+                    start[r + 1] += 1;
                 }
             }
         }
     }
-    pairs.sort_unstable();
-    let mut start = vec![0usize; 2 * ports + 1];
-    for &(r, _) in &pairs {
-        start[r as usize + 1] += 1;
-    }
     for r in 0..2 * ports {
         start[r + 1] += start[r];
+    }
+    let mut fill = start.clone();
+    let mut pairs = vec![(0u32, 0u32); start[2 * ports]];
+    mark.fill(usize::MAX);
+    for (i, c) in coflows.iter().enumerate() {
+        for f in &c.flows {
+            for r in [f.src as usize, ports + f.dst as usize] {
+                if mark[r] != i {
+                    mark[r] = i;
+                    pairs[fill[r]] = (r as u32, i as u32);
+                    fill[r] += 1;
+                }
+            }
+        }
     }
     let same = |i: usize, j: usize| scope == ContentionScope::AllActive || group[i] == group[j];
     let mut seen = vec![usize::MAX; coflows.len()];
@@ -153,6 +178,64 @@ pub fn contention(
                 }
             }
         }
+    }
+    out
+}
+
+/// [`contention`] counting distinct coflows, with a bit per coflow: each port-direction's
+/// coflows as a bit row, a coflow's rivals the union of its ports' rows within its group.
+/// Words of 64 coflows where the per-port lists compared coflow by coflow.
+fn distinct_contention(
+    coflows: &[CoflowState],
+    group: &[usize],
+    scope: ContentionScope,
+    ports: usize,
+) -> Vec<usize> {
+    let words = coflows.len().div_ceil(64);
+    let mut rows = vec![0u64; 2 * ports * words];
+    for (i, c) in coflows.iter().enumerate() {
+        for f in &c.flows {
+            for r in [f.src as usize, ports + f.dst as usize] {
+                rows[r * words + i / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+    // The coflows of each group (all of them under `AllActive`).
+    let groups = match scope {
+        ContentionScope::AllActive => 1,
+        ContentionScope::SameQueue => group.iter().max().map_or(0, |&g| g + 1),
+    };
+    let group_of = |i: usize| match scope {
+        ContentionScope::AllActive => 0,
+        ContentionScope::SameQueue => group[i],
+    };
+    let mut members = vec![0u64; groups * words];
+    for i in 0..coflows.len() {
+        members[group_of(i) * words + i / 64] |= 1 << (i % 64);
+    }
+    let mut mark = vec![usize::MAX; 2 * ports];
+    let mut union = vec![0u64; words];
+    let mut out = vec![0; coflows.len()];
+    for (i, c) in coflows.iter().enumerate() {
+        union.fill(0);
+        for f in &c.flows {
+            for r in [f.src as usize, ports + f.dst as usize] {
+                if mark[r] != i {
+                    mark[r] = i;
+                    for (u, &w) in union.iter_mut().zip(&rows[r * words..(r + 1) * words]) {
+                        *u |= w;
+                    }
+                }
+            }
+        }
+        let mine = &members[group_of(i) * words..(group_of(i) + 1) * words];
+        let n: u32 = union
+            .iter()
+            .zip(mine)
+            .map(|(u, m)| (u & m).count_ones())
+            .sum();
+        // The coflow itself is in its ports' rows when it has a flow.
+        out[i] = n.saturating_sub(u32::from(!c.flows.is_empty())) as usize;
     }
     out
 }
@@ -425,5 +508,33 @@ impl Scheduler for Saath {
             }
         }
         wake
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn bit_rows_count_the_same_rivals_as_the_port_lists(
+            shape in prop::collection::vec(prop::collection::vec((0u32..7, 0u32..7), 0..6), 0..140),
+            queues in prop::collection::vec(0usize..3, 140),
+            all in any::<bool>(),
+        ) {
+            let coflows: Vec<CoflowState> = shape
+                .iter()
+                .map(|f| {
+                    let flows: Vec<(u32, u32, f64)> = f.iter().map(|&(s, d)| (s, d, 1.0)).collect();
+                    CoflowState::of_flows(&flows)
+                })
+                .collect();
+            let group = &queues[..coflows.len()];
+            let scope = if all { ContentionScope::AllActive } else { ContentionScope::SameQueue };
+            let bits = distinct_contention(&coflows, group, scope, 7);
+            let lists = listed_contention(&coflows, group, scope, ContentionCount::DistinctCoflows, 7);
+            prop_assert_eq!(bits, lists);
+        }
     }
 }
