@@ -15,7 +15,7 @@ const SPLIT_FLOWS: usize = 4096;
 /// order, known before the rates): the index's pairs and peer orders need no rates, so on a
 /// large decision they are built on a second core while `fill` runs, and only the holders
 /// wait for the rates. The same index either way.
-pub fn split_index(
+pub(crate) fn split_index(
     topup: &mut TopUp,
     ports: usize,
     coflows: &[CoflowState],

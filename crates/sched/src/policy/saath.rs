@@ -12,6 +12,7 @@ use super::dclas::{
     all_have_room, split_index, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow,
 };
 use crate::alloc::{Budget, TopUp};
+use crate::machinery::Machinery;
 use crate::state::CoflowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -424,6 +425,12 @@ fn fill(
     }
 }
 
+impl Machinery for Saath {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
+    }
+}
+
 impl Scheduler for Saath {
     fn name(&self) -> &str {
         "saath"
@@ -435,10 +442,6 @@ impl Scheduler for Saath {
 
     fn on_flow_completion(&self) -> FlowCompletion {
         self.config.on_flow_completion
-    }
-
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
