@@ -366,6 +366,44 @@ impl Shares {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_split_index_is_the_index() {
+        // Enough flows for the second core (SPLIT_FLOWS), in an order that is not the
+        // snapshot's, with every third flow served.
+        let ports = 13u32;
+        let coflows: Vec<CoflowState> = (0..64u32)
+            .map(|c| {
+                let flows: Vec<(u32, u32, f64)> = (0..80u32)
+                    .map(|f| ((c * 7 + f) % ports, (c * 3 + f * 5) % ports, 1.0))
+                    .collect();
+                CoflowState::of_flows(&flows)
+            })
+            .collect();
+        assert!(coflows.iter().map(|c| c.flows.len()).sum::<usize>() >= SPLIT_FLOWS);
+        let order: Vec<usize> = (0..coflows.len()).rev().collect();
+        let serve = |rates: &mut Rates| {
+            for (c, r) in rates.per_coflow.iter_mut().enumerate() {
+                for (f, x) in r.iter_mut().enumerate() {
+                    *x = if (c + f) % 3 == 0 { 1.0 } else { 0.0 };
+                }
+            }
+        };
+        let mut rates = Rates::default();
+        rates.reset(&coflows);
+        let mut split = TopUp::default();
+        split_index(
+            &mut split,
+            ports as usize,
+            &coflows,
+            order.iter().copied(),
+            &mut rates,
+            serve,
+        );
+        let mut whole = TopUp::default();
+        whole.index(ports as usize, &coflows, &rates, order.iter().copied());
+        assert_eq!(format!("{split:?}"), format!("{whole:?}"));
+    }
+
     const MB: f64 = 1048576.0;
 
     #[test]
