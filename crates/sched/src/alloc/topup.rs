@@ -128,6 +128,19 @@ impl TopUp {
         rates: &Rates,
         order: impl IntoIterator<Item = usize>,
     ) {
+        self.index_pairs(ports, coflows, order);
+        self.index_holders(coflows, rates);
+    }
+
+    /// [`TopUp::index`]'s part that needs no rates: the pairs' chains and the peer orders. A
+    /// policy that knows its priority order before its rates may build it on another core
+    /// while it decides the rates, then call [`TopUp::index_holders`].
+    pub fn index_pairs(
+        &mut self,
+        ports: usize,
+        coflows: &[CoflowState],
+        order: impl IntoIterator<Item = usize>,
+    ) {
         self.ports = ports;
         self.by_rank.clear();
         self.by_rank.extend(order.into_iter().map(|ci| ci as u32));
@@ -138,10 +151,6 @@ impl TopUp {
         for side in [UP, DOWN] {
             self.live[side].reset(ports, ports);
             self.open[side].reset(1, ports);
-            self.holders[side].resize_with(ports, Vec::new);
-            self.holders[side].iter_mut().for_each(Vec::clear);
-            self.worst[side].clear();
-            self.worst[side].resize(ports, 0);
             self.head_key[side].resize(pairs.max(self.head_key[side].len()), 0);
             self.order[side].resize_with(ports, Vec::new);
             self.order[side].iter_mut().for_each(Vec::clear);
@@ -156,7 +165,6 @@ impl TopUp {
         self.next.clear();
         for r in 0..self.by_rank.len() {
             let ci = self.by_rank[r];
-            let rates = &rates.per_coflow[ci as usize];
             for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
                 let (src, dst) = (f.src as usize, f.dst as usize);
                 let pair = src * ports + dst;
@@ -175,9 +183,28 @@ impl TopUp {
                     self.next[self.tail[pair] as usize] = i;
                 }
                 self.tail[pair] = i;
+            }
+        }
+    }
+
+    /// [`TopUp::index`]'s second part, after [`TopUp::index_pairs`]: the flows `rates` serves,
+    /// per port, in priority order.
+    pub fn index_holders(&mut self, coflows: &[CoflowState], rates: &Rates) {
+        let ports = self.ports;
+        for side in [UP, DOWN] {
+            self.holders[side].resize_with(ports, Vec::new);
+            self.holders[side].iter_mut().for_each(Vec::clear);
+            self.worst[side].clear();
+            self.worst[side].resize(ports, 0);
+        }
+        for r in 0..self.by_rank.len() {
+            let ci = self.by_rank[r] as usize;
+            let rates = &rates.per_coflow[ci];
+            for (fi, f) in coflows[ci].flows.iter().enumerate() {
                 if rates[fi] > 0.0 {
-                    self.hold(UP, src, k);
-                    self.hold(DOWN, dst, k);
+                    let k = key(r as u32, fi as u32);
+                    self.hold(UP, f.src as usize, k);
+                    self.hold(DOWN, f.dst as usize, k);
                 }
             }
         }

@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
-use super::dclas::{Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
+use super::dclas::{split_index, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
 use crate::alloc::{Budget, TopUp};
+use crate::machinery::Machinery;
 use crate::{CoflowState, Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -165,6 +166,46 @@ impl Aalo {
     }
 }
 
+/// The rates: each queue's share in FIFO order (weighted), then what is left in strict
+/// priority order.
+#[allow(clippy::too_many_arguments)]
+fn fill(
+    config: &AaloConfig,
+    snap: &Snapshot,
+    by_queue: &[usize],
+    queue_of: &[usize],
+    budget: &mut Budget,
+    shares: &mut Shares,
+    filler: &mut Filler,
+    rates: &mut Rates,
+) {
+    let rule = config.within_coflow;
+    if config.inter_queue == InterQueue::Weighted {
+        shares.compute(&config.queues, budget, snap.coflows, by_queue, queue_of);
+        let mut slot = 0;
+        for &i in by_queue {
+            while shares.present[slot] != queue_of[i] {
+                slot += 1;
+            }
+            let flows = &snap.coflows[i].flows;
+            let share = &mut shares.budgets[slot];
+            filler.fill(rule, flows, share, &mut rates.per_coflow[i]);
+            filler.take_added(flows, budget);
+        }
+    }
+    // Strict priority; under Weighted, the shares left unused, in the same order.
+    for &i in by_queue {
+        let flows = &snap.coflows[i].flows;
+        filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+    }
+}
+
+impl Machinery for Aalo {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
+    }
+}
+
 impl Scheduler for Aalo {
     fn name(&self) -> &str {
         "aalo"
@@ -178,10 +219,6 @@ impl Scheduler for Aalo {
         self.config.on_flow_completion
     }
 
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.topup)
-    }
-
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         let ticks = Ticks {
             interval_s: self.config.sync_interval_s,
@@ -189,39 +226,28 @@ impl Scheduler for Aalo {
         let now = snap.now_s;
         self.update_queues(snap, ticks.is_tick(now));
         self.budget.reset(snap.fabric);
-        let rule = self.config.within_coflow;
-
-        if self.config.inter_queue == InterQueue::Weighted {
-            self.shares.compute(
-                &self.config.queues,
-                &self.budget,
-                snap.coflows,
-                &self.by_queue,
-                &self.queue_of,
-            );
-            let mut slot = 0;
-            for &i in &self.by_queue {
-                while self.shares.present[slot] != self.queue_of[i] {
-                    slot += 1;
-                }
-                let flows = &snap.coflows[i].flows;
-                let share = &mut self.shares.budgets[slot];
-                self.filler
-                    .fill(rule, flows, share, &mut rates.per_coflow[i]);
-                self.filler.take_added(flows, &mut self.budget);
-            }
-        }
-        // Strict priority; under Weighted, the shares left unused, in the same order.
-        for &i in &self.by_queue {
-            let flows = &snap.coflows[i].flows;
-            self.filler
-                .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-        }
-
-        if self.config.on_flow_completion == FlowCompletion::Redistribute {
-            let order = self.by_queue.iter().copied();
-            self.topup
-                .index(snap.fabric.ports(), snap.coflows, rates, order);
+        let redistribute = self.config.on_flow_completion == FlowCompletion::Redistribute;
+        let Aalo {
+            config,
+            by_queue,
+            queue_of,
+            budget,
+            shares,
+            filler,
+            topup,
+            ..
+        } = self;
+        let order = by_queue.iter().copied();
+        let ports = snap.fabric.ports();
+        let mut decide = |rates: &mut Rates| {
+            fill(
+                config, snap, by_queue, queue_of, budget, shares, filler, rates,
+            )
+        };
+        if redistribute {
+            split_index(topup, ports, snap.coflows, order, rates, decide);
+        } else {
+            decide(rates);
         }
 
         // Wake at the tick where the next entity's queue change takes effect.

@@ -4,8 +4,40 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc::{Budget, Demand, WaterFill};
-use crate::state::{CoflowState, FlowState};
+use crate::alloc::{Budget, Demand, TopUp, WaterFill};
+use crate::state::{CoflowState, FlowState, Rates};
+
+/// Below this many flows a decision indexes for redistribution on its own core: a thread
+/// costs tens of microseconds.
+const SPLIT_FLOWS: usize = 4096;
+
+/// Decide the rates (`fill`) and index the flows for redistribution in `order` (the priority
+/// order, known before the rates): the index's pairs and peer orders need no rates, so on a
+/// large decision they are built on a second core while `fill` runs, and only the holders
+/// wait for the rates. The same index either way.
+pub(crate) fn split_index(
+    topup: &mut TopUp,
+    ports: usize,
+    coflows: &[CoflowState],
+    order: impl IntoIterator<Item = usize> + Send,
+    rates: &mut Rates,
+    fill: impl FnOnce(&mut Rates),
+) {
+    let flows: usize = coflows.iter().map(|c| c.flows.len()).sum();
+    if flows < SPLIT_FLOWS {
+        fill(rates);
+        topup.index_pairs(ports, coflows, order);
+    } else {
+        std::thread::scope(|s| {
+            let pairs = s.spawn(|| topup.index_pairs(ports, coflows, order));
+            fill(rates);
+            if let Err(e) = pairs.join() {
+                std::panic::resume_unwind(e);
+            }
+        });
+    }
+    topup.index_holders(coflows, rates);
+}
 
 /// Relative slack for "a size has reached a threshold" and "now is a tick": the fluid simulator
 /// stops exactly at the predicted crossing, up to floating-point dust.
@@ -333,6 +365,44 @@ impl Shares {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_split_index_is_the_index() {
+        // Enough flows for the second core (SPLIT_FLOWS), in an order that is not the
+        // snapshot's, with every third flow served.
+        let ports = 13u32;
+        let coflows: Vec<CoflowState> = (0..64u32)
+            .map(|c| {
+                let flows: Vec<(u32, u32, f64)> = (0..80u32)
+                    .map(|f| ((c * 7 + f) % ports, (c * 3 + f * 5) % ports, 1.0))
+                    .collect();
+                CoflowState::of_flows(&flows)
+            })
+            .collect();
+        assert!(coflows.iter().map(|c| c.flows.len()).sum::<usize>() >= SPLIT_FLOWS);
+        let order: Vec<usize> = (0..coflows.len()).rev().collect();
+        let serve = |rates: &mut Rates| {
+            for (c, r) in rates.per_coflow.iter_mut().enumerate() {
+                for (f, x) in r.iter_mut().enumerate() {
+                    *x = if (c + f) % 3 == 0 { 1.0 } else { 0.0 };
+                }
+            }
+        };
+        let mut rates = Rates::default();
+        rates.reset(&coflows);
+        let mut split = TopUp::default();
+        split_index(
+            &mut split,
+            ports as usize,
+            &coflows,
+            order.iter().copied(),
+            &mut rates,
+            serve,
+        );
+        let mut whole = TopUp::default();
+        whole.index(ports as usize, &coflows, &rates, order.iter().copied());
+        assert_eq!(format!("{split:?}"), format!("{whole:?}"));
+    }
 
     const MB: f64 = 1048576.0;
 

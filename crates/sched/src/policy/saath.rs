@@ -8,8 +8,11 @@ use std::collections::HashMap;
 use coflowkit_model::CoflowId;
 use serde::{Deserialize, Serialize};
 
-use super::dclas::{all_have_room, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
+use super::dclas::{
+    all_have_room, split_index, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow,
+};
 use crate::alloc::{Budget, TopUp};
+use crate::machinery::Machinery;
 use crate::state::CoflowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -102,26 +105,51 @@ pub fn contention(
     count: ContentionCount,
     ports: usize,
 ) -> Vec<usize> {
-    // (port-direction, coflow) pairs, one per coflow and port, grouped by port-direction.
+    match count {
+        ContentionCount::DistinctCoflows => distinct_contention(coflows, group, scope, ports),
+        ContentionCount::PerPortSum => listed_contention(coflows, group, scope, count, ports),
+    }
+}
+
+/// [`contention`] by the lists of the coflows at each port (either count; the reference the
+/// bit rows of [`distinct_contention`] are tested against).
+fn listed_contention(
+    coflows: &[CoflowState],
+    group: &[usize],
+    scope: ContentionScope,
+    count: ContentionCount,
+    ports: usize,
+) -> Vec<usize> {
+    // The coflows at each port-direction, in coflow order: a count, then a counting sort
+    // (a comparison sort of the (port, coflow) pairs was a tenth of Saath's decisions).
     let mut mark = vec![usize::MAX; 2 * ports];
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut start = vec![0usize; 2 * ports + 1];
     for (i, c) in coflows.iter().enumerate() {
         for f in &c.flows {
             for r in [f.src as usize, ports + f.dst as usize] {
                 if mark[r] != i {
                     mark[r] = i;
-                    pairs.push((r as u32, i as u32));
+                    start[r + 1] += 1;
                 }
             }
         }
     }
-    pairs.sort_unstable();
-    let mut start = vec![0usize; 2 * ports + 1];
-    for &(r, _) in &pairs {
-        start[r as usize + 1] += 1;
-    }
     for r in 0..2 * ports {
         start[r + 1] += start[r];
+    }
+    let mut fill = start.clone();
+    let mut pairs = vec![(0u32, 0u32); start[2 * ports]];
+    mark.fill(usize::MAX);
+    for (i, c) in coflows.iter().enumerate() {
+        for f in &c.flows {
+            for r in [f.src as usize, ports + f.dst as usize] {
+                if mark[r] != i {
+                    mark[r] = i;
+                    pairs[fill[r]] = (r as u32, i as u32);
+                    fill[r] += 1;
+                }
+            }
+        }
     }
     let same = |i: usize, j: usize| scope == ContentionScope::AllActive || group[i] == group[j];
     let mut seen = vec![usize::MAX; coflows.len()];
@@ -151,6 +179,64 @@ pub fn contention(
                 }
             }
         }
+    }
+    out
+}
+
+/// [`contention`] counting distinct coflows, with a bit per coflow: each port-direction's
+/// coflows as a bit row, a coflow's rivals the union of its ports' rows within its group.
+/// Words of 64 coflows where the per-port lists compared coflow by coflow.
+fn distinct_contention(
+    coflows: &[CoflowState],
+    group: &[usize],
+    scope: ContentionScope,
+    ports: usize,
+) -> Vec<usize> {
+    let words = coflows.len().div_ceil(64);
+    let mut rows = vec![0u64; 2 * ports * words];
+    for (i, c) in coflows.iter().enumerate() {
+        for f in &c.flows {
+            for r in [f.src as usize, ports + f.dst as usize] {
+                rows[r * words + i / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+    // The coflows of each group (all of them under `AllActive`).
+    let groups = match scope {
+        ContentionScope::AllActive => 1,
+        ContentionScope::SameQueue => group.iter().max().map_or(0, |&g| g + 1),
+    };
+    let group_of = |i: usize| match scope {
+        ContentionScope::AllActive => 0,
+        ContentionScope::SameQueue => group[i],
+    };
+    let mut members = vec![0u64; groups * words];
+    for i in 0..coflows.len() {
+        members[group_of(i) * words + i / 64] |= 1 << (i % 64);
+    }
+    let mut mark = vec![usize::MAX; 2 * ports];
+    let mut union = vec![0u64; words];
+    let mut out = vec![0; coflows.len()];
+    for (i, c) in coflows.iter().enumerate() {
+        union.fill(0);
+        for f in &c.flows {
+            for r in [f.src as usize, ports + f.dst as usize] {
+                if mark[r] != i {
+                    mark[r] = i;
+                    for (u, &w) in union.iter_mut().zip(&rows[r * words..(r + 1) * words]) {
+                        *u |= w;
+                    }
+                }
+            }
+        }
+        let mine = &members[group_of(i) * words..(group_of(i) + 1) * words];
+        let n: u32 = union
+            .iter()
+            .zip(mine)
+            .map(|(u, m)| (u & m).count_ones())
+            .sum();
+        // The coflow itself is in its ports' rows when it has a flow.
+        out[i] = n.saturating_sub(u32::from(!c.flows.is_empty())) as usize;
     }
     out
 }
@@ -274,6 +360,77 @@ impl Saath {
     }
 }
 
+/// The rates: the priority pass (all-or-none in order, on each queue's share when weighted),
+/// then work conservation. `scheduled[i]` is set for the coflows the priority pass served.
+#[allow(clippy::too_many_arguments)]
+fn fill(
+    cfg: &SaathConfig,
+    snap: &Snapshot,
+    order: &[usize],
+    queue_of: &[usize],
+    scheduled: &mut [bool],
+    budget: &mut Budget,
+    shares: &mut Shares,
+    filler: &mut Filler,
+    rates: &mut Rates,
+) {
+    let rule = cfg.within_coflow;
+    if cfg.inter_queue == InterQueue::Weighted {
+        let mut by_queue = order.to_vec();
+        by_queue.sort_by_key(|&i| queue_of[i]);
+        shares.compute(&cfg.queues, budget, snap.coflows, &by_queue, queue_of);
+        let mut slot = 0;
+        for &i in order {
+            while shares.present[slot] != queue_of[i] {
+                slot += 1;
+            }
+            let flows = &snap.coflows[i].flows;
+            let share = &mut shares.budgets[slot];
+            if !cfg.all_or_none || all_have_room(flows, share) {
+                filler.fill(rule, flows, share, &mut rates.per_coflow[i]);
+                filler.take_added(flows, budget);
+                scheduled[i] = filler.added().iter().any(|&r| r > 0.0);
+            }
+        }
+    }
+    let topup = cfg.inter_queue == InterQueue::Weighted;
+    for &i in order {
+        let flows = &snap.coflows[i].flows;
+        if scheduled[i] {
+            if topup {
+                filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+            }
+        } else if !cfg.all_or_none || all_have_room(flows, budget) {
+            filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+            scheduled[i] = filler.added().iter().any(|&r| r > 0.0);
+        }
+    }
+    if cfg.work_conservation {
+        for &i in order {
+            if !scheduled[i] {
+                let flows = &snap.coflows[i].flows;
+                filler.fill(rule, flows, budget, &mut rates.per_coflow[i]);
+            }
+        }
+        // The CoflowSim rule splits a port by flow counts and can strand a remainder where
+        // the other end is tighter; hand what is left to any flow that can use it, in order.
+        for &i in order {
+            crate::alloc::backfill(
+                crate::alloc::Backfill::Greedy,
+                &snap.coflows[i].flows,
+                budget,
+                &mut rates.per_coflow[i],
+            );
+        }
+    }
+}
+
+impl Machinery for Saath {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
+    }
+}
+
 impl Scheduler for Saath {
     fn name(&self) -> &str {
         "saath"
@@ -287,10 +444,6 @@ impl Scheduler for Saath {
         self.config.on_flow_completion
     }
 
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.topup)
-    }
-
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {
         let ticks = Ticks {
             interval_s: self.config.sync_interval_s,
@@ -298,71 +451,37 @@ impl Scheduler for Saath {
         let now = snap.now_s;
         self.prepare(snap, &ticks);
         self.budget.reset(snap.fabric);
-        let cfg = self.config;
-        let rule = cfg.within_coflow;
         self.scheduled.clear();
         self.scheduled.resize(snap.coflows.len(), false);
-
-        // Priority pass: all-or-none in order, on each queue's share when weighted.
-        if cfg.inter_queue == InterQueue::Weighted {
-            let mut by_queue = self.order.clone();
-            let q = &self.queue_of;
-            by_queue.sort_by_key(|&i| q[i]);
-            self.shares
-                .compute(&cfg.queues, &self.budget, snap.coflows, &by_queue, q);
-            let mut slot = 0;
-            for &i in &self.order {
-                while self.shares.present[slot] != self.queue_of[i] {
-                    slot += 1;
-                }
-                let flows = &snap.coflows[i].flows;
-                let share = &mut self.shares.budgets[slot];
-                if !cfg.all_or_none || all_have_room(flows, share) {
-                    self.filler
-                        .fill(rule, flows, share, &mut rates.per_coflow[i]);
-                    self.filler.take_added(flows, &mut self.budget);
-                    self.scheduled[i] = self.filler.added().iter().any(|&r| r > 0.0);
-                }
-            }
-        }
-        let topup = cfg.inter_queue == InterQueue::Weighted;
-        for &i in &self.order {
-            let flows = &snap.coflows[i].flows;
-            if self.scheduled[i] {
-                if topup {
-                    self.filler
-                        .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-                }
-            } else if !cfg.all_or_none || all_have_room(flows, &self.budget) {
-                self.filler
-                    .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-                self.scheduled[i] = self.filler.added().iter().any(|&r| r > 0.0);
-            }
-        }
-        if cfg.work_conservation {
-            for &i in &self.order {
-                if !self.scheduled[i] {
-                    let flows = &snap.coflows[i].flows;
-                    self.filler
-                        .fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
-                }
-            }
-            // The CoflowSim rule splits a port by flow counts and can strand a remainder where
-            // the other end is tighter; hand what is left to any flow that can use it, in order.
-            for &i in &self.order {
-                crate::alloc::backfill(
-                    crate::alloc::Backfill::Greedy,
-                    &snap.coflows[i].flows,
-                    &mut self.budget,
-                    &mut rates.per_coflow[i],
-                );
-            }
-        }
-
+        let Saath {
+            config,
+            queue_of,
+            order,
+            scheduled,
+            budget,
+            shares,
+            filler,
+            topup,
+            ..
+        } = self;
+        let cfg = *config;
+        let mut decide = |rates: &mut Rates| {
+            fill(
+                &cfg, snap, order, queue_of, scheduled, budget, shares, filler, rates,
+            )
+        };
         if cfg.on_flow_completion == FlowCompletion::Redistribute {
-            let order = self.order.iter().copied();
-            self.topup
-                .index(snap.fabric.ports(), snap.coflows, rates, order);
+            let ports = snap.fabric.ports();
+            split_index(
+                topup,
+                ports,
+                snap.coflows,
+                order.iter().copied(),
+                rates,
+                decide,
+            );
+        } else {
+            decide(rates);
         }
 
         // Starvation clocks, then the next wake-up: a queue crossing or a coflow starving.
@@ -392,5 +511,33 @@ impl Scheduler for Saath {
             }
         }
         wake
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn bit_rows_count_the_same_rivals_as_the_port_lists(
+            shape in prop::collection::vec(prop::collection::vec((0u32..7, 0u32..7), 0..6), 0..140),
+            queues in prop::collection::vec(0usize..3, 140),
+            all in any::<bool>(),
+        ) {
+            let coflows: Vec<CoflowState> = shape
+                .iter()
+                .map(|f| {
+                    let flows: Vec<(u32, u32, f64)> = f.iter().map(|&(s, d)| (s, d, 1.0)).collect();
+                    CoflowState::of_flows(&flows)
+                })
+                .collect();
+            let group = &queues[..coflows.len()];
+            let scope = if all { ContentionScope::AllActive } else { ContentionScope::SameQueue };
+            let bits = distinct_contention(&coflows, group, scope, 7);
+            let lists = listed_contention(&coflows, group, scope, ContentionCount::DistinctCoflows, 7);
+            prop_assert_eq!(bits, lists);
+        }
     }
 }
