@@ -4,6 +4,7 @@
 # and installs Open MPI from Debian when missing. Long: run it alone, nothing else on the machine.
 #
 #   bash bench/transport.sh [OUT_DIR] [STAGE ...]     stages: capacity shuffle loss collectives sim
+#   RANKS="16" COLL_RANKS="32" RATE=200mbit bash bench/transport.sh ...   (defaults: 8 16, 8 32, 200mbit)
 #
 # Every stage writes JSON into OUT_DIR (default target/bench-transport) and a line per result
 # into OUT_DIR/summary.txt.
@@ -40,7 +41,7 @@ for stage in $stages; do case $stage in
 capacity)
   # The per-rank rate at which this machine is not itself the bottleneck: GRPF on a uniform
   # matrix (skewness 0) reaches >= 90 % of the bound.
-  for m in 8 16; do for rate in 100mbit 200mbit 400mbit 800mbit; do
+  for m in ${RANKS:-8 16}; do for rate in 100mbit 200mbit 400mbit 800mbit; do
     f=$out/capacity-$m-$rate.json
     $ck shuffle run --local $m --netns --rate $rate --payload $payload --skew 0 --avg-bytes 1m \
       --protocol grpf --repeat 3 --json "$f" >/dev/null
@@ -48,7 +49,7 @@ capacity)
   done; done ;;
 shuffle)
   rate=${RATE:-200mbit}
-  for m in 8 16; do for avg in 64k 1m; do for skew in 0 0.5 0.9; do
+  for m in ${RANKS:-8 16}; do for avg in 64k 1m; do for skew in 0 0.5 0.9; do
     tag=$m-$avg-$skew; mat=$out/matrix-$tag.txt
     $ck shuffle gen --nodes $m --skew $skew --avg-packets 1000 --seed 1 -o "$mat" 2>/dev/null
     $ck shuffle run --local $m --netns --rate $rate --payload $payload --matrix "$mat" --avg-bytes $avg \
@@ -59,13 +60,13 @@ shuffle)
   done; done; done ;;
 loss)
   rate=${RATE:-200mbit}
-  for m in 8 16; do
+  for m in ${RANKS:-8 16}; do
     $ck shuffle run --local $m --netns --rate $rate --payload $payload --skew 0.5 --avg-bytes 1m \
       --drop 0.02 --protocol grpf --repeat 3 --json "$out/loss-$m.json" >/dev/null
     log "loss2% ranks=$m $(jq -r '.results[] | "\(.protocol) optimality=\(.optimality) retransmissions=\(.retransmissions) ok=\(.checksums_ok)"' "$out/loss-$m.json")"
   done ;;
 collectives)
-  for m in 8 32; do
+  for m in ${COLL_RANKS:-8 32}; do
     $ck collective bench --local $m --op bcast,gather,allgather,barrier --bytes 100 --json "$out/coll-$m.json" >/dev/null
     log "collectives ranks=$m $(jq -r '[.results[] | "\(.op)=\(.p50_us)us"] | join(" ")' "$out/coll-$m.json")"
     for op in bcast gather allgather barrier; do

@@ -171,9 +171,9 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         }
     );
     let rt = tokio::runtime::Runtime::new()?;
-    if use_netns {
-        // Ctrl-C or SIGTERM must not leave namespaces and links behind. The handlers are in
-        // place before the first namespace is made.
+    {
+        // Ctrl-C or SIGTERM must not leave namespaces, links or spilled objects behind. The
+        // handlers are in place before the first namespace or spill file is made.
         use tokio::signal::unix::{signal, SignalKind};
         let (mut int, mut term) = rt.block_on(async {
             Ok::<_, std::io::Error>((
@@ -187,8 +187,12 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 _ = int.recv() => {}
                 _ = term.recv() => {}
             }
-            eprintln!("interrupted: removing the network namespaces");
-            netns::teardown_all();
+            if use_netns {
+                eprintln!("interrupted: removing the network namespaces and spilled objects");
+                netns::teardown_all();
+            } else {
+                eprintln!("interrupted: removing spilled objects");
+            }
             let _ = std::fs::remove_dir_all(&spilled);
             std::process::exit(130);
         });

@@ -145,3 +145,40 @@ fn coordinator_and_daemon_processes_show_up_in_status() {
     }
     panic!("the daemon never showed up as connected: {last}");
 }
+
+#[test]
+fn sigterm_during_a_local_replay_removes_its_spilled_objects() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("toy.txt");
+    std::fs::write(&trace, TOY).unwrap();
+    // Slowed down so that it is still running when the signal comes.
+    let mut child = Kill(
+        Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+            .args(["replay", "--local", "2", "--trace"])
+            .arg(&trace)
+            .args(["--scale-time", "100", "-s", "fair"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = child.0.id();
+    // "replaying under" is printed once the handlers are in place.
+    let mut lines = BufReader::new(child.0.stderr.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l.contains("replaying under"))),
+        "the replay never started"
+    );
+    let spill = std::env::temp_dir().join(format!("coflowkit-replay-{pid}"));
+    assert!(spill.exists(), "{} missing", spill.display());
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    assert!(!spill.exists(), "{} left behind", spill.display());
+}

@@ -36,10 +36,25 @@ impl Token {
     }
 
     /// The token in a file (surrounding whitespace ignored).
+    /// Reads a few KB at most: a token file is small, and a huge or endless one (a wrong path
+    /// such as /dev/zero) is refused without reading it all.
     pub fn from_file(path: &Path) -> Result<Token> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("reading token file {}", path.display()), e))?;
-        Token::new(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+        use std::io::Read;
+        const MOST: u64 = 4096;
+        let io = |e| Error::io(format!("reading token file {}", path.display()), e);
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
+            .map_err(io)?;
+        let bad = |why: &str| Error::Config(format!("token file {}: {why}", path.display()));
+        if bytes.len() as u64 > MOST {
+            return Err(bad(&format!("longer than {MOST} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text"))?;
+        Token::new(&text).map_err(|e| match e {
+            Error::Config(why) => bad(&why),
+            other => other,
+        })
     }
 
     pub fn as_str(&self) -> &str {
@@ -99,5 +114,25 @@ mod tests {
         assert!(t.matches("s3cret-token"));
         assert!(!t.matches("s3cret-tokem"));
         assert!(!t.matches("s3cret-token2"));
+    }
+
+    #[test]
+    fn token_files_are_read_with_a_bound_and_named_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good");
+        std::fs::write(&good, "s3cret-token\n").unwrap();
+        assert!(Token::from_file(&good).unwrap().matches("s3cret-token"));
+        let huge = dir.path().join("huge");
+        std::fs::write(&huge, "x".repeat(1 << 20)).unwrap();
+        for path in [huge.as_path(), Path::new("/dev/zero")] {
+            let e = Token::from_file(path).unwrap_err().to_string();
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains("longer than 4096 bytes"), "{e}");
+            assert!(e.len() < 200, "the token is not echoed: {e}");
+        }
+        let short = dir.path().join("short");
+        std::fs::write(&short, "abc").unwrap();
+        let e = Token::from_file(&short).unwrap_err().to_string();
+        assert_eq!(e.matches("invalid configuration").count(), 1, "{e}");
     }
 }

@@ -100,13 +100,7 @@ pub struct Sleeper {
 
 impl Sleeper {
     pub fn wait(&self, w: Wait) -> std::io::Result<()> {
-        match w {
-            Wait::Again => Ok(()),
-            Wait::Sleep {
-                want_write,
-                timeout,
-            } => batch::wait(Some(&self.sock), &self.inner.waker, want_write, timeout),
-        }
+        wait_on(&self.sock, &self.inner, w)
     }
 
     /// Like `wait`, but not woken by datagrams: only by a caller, the turn's timer, or `cap`
@@ -119,6 +113,16 @@ impl Sleeper {
                 batch::wait(None, &self.inner.waker, false, Some(t))
             }
         }
+    }
+}
+
+fn wait_on(sock: &UdpSocket, inner: &Inner, w: Wait) -> std::io::Result<()> {
+    match w {
+        Wait::Again => Ok(()),
+        Wait::Sleep {
+            want_write,
+            timeout,
+        } => batch::wait(Some(sock), &inner.waker, want_write, timeout),
     }
 }
 
@@ -225,7 +229,8 @@ impl Driver {
 
     /// Block until a datagram, a caller's wake-up or the turn's timer (whichever first).
     pub fn wait(&self, w: Wait) -> std::io::Result<()> {
-        self.sleeper().wait(w)
+        // Borrowed, not a `Sleeper`: this is the caller's hot path.
+        wait_on(&self.sock, &self.inner, w)
     }
 
     /// How often the background thread looks at the socket when nobody waits for an answer:

@@ -137,8 +137,13 @@ impl Endpoint {
                         }
                     }
                 }
-                // The background thread holds it for one turn at most.
-                Err(TryLockError::WouldBlock) => lock(&self.driver),
+                // The background thread, for one turn at most, or a caller that took the
+                // engine an instant ago and is about to say so: never block on the engine
+                // here (that caller may drive until its own operation ends).
+                Err(TryLockError::WouldBlock) => {
+                    std::thread::yield_now();
+                    continue;
+                }
             };
             return self.drive(engine, &answer);
         }
