@@ -14,7 +14,7 @@ import coflowkit as ck
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-    configs = ck.grid(trace="fb", coflows=60, scheduler="sincronia", baseline="sincronia",
+    configs = ck.grid(trace="fb", coflows=int(os.environ.get("COFLOWS", "60")), scheduler="sincronia", baseline="sincronia",
                       deadlines=1.0, seed=list(range(runs)))
     print(f"{runs} runs; load average {os.getloadavg()[0]:.1f} at start", flush=True)
     for _ in range(repeats):
