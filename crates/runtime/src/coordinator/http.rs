@@ -1,69 +1,82 @@
-//! A read-only HTTP endpoint for monitoring: `GET /metrics` (Prometheus text format) and
-//! `GET /status` (JSON). Opt-in and unauthenticated, like most metrics endpoints: bind it to a
-//! private address. Minimal HTTP/1.0 by hand (one request per connection, bounded size) rather
-//! than a web framework, since two fixed pages are all it serves.
+//! A read-only HTTP endpoint for monitoring: `GET /metrics` (Prometheus text format),
+//! `GET /status` (JSON), and a live dashboard at `/` (one page compiled into the binary, fed by
+//! server-sent events from `/events`; see [`dashboard`]). Opt-in and unauthenticated, like most
+//! metrics endpoints: bind it to a private address. Served by axum on hyper, one connection at a
+//! time through the listener's [`Gate`] (connection limits, a deadline for the request head,
+//! counters in `/metrics`).
+
+mod dashboard;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use axum::extract::{Request, State as Ext};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 use super::service::Shared;
 use crate::listen::{self, Gate};
 
-/// Longest request head read (bytes); anything longer is cut off.
-const MAX_REQUEST: usize = 8 * 1024;
-
 pub async fn serve(shared: Arc<Shared>, listener: TcpListener, gate: Arc<Gate>) {
+    let board = dashboard::Board::start(shared.clone());
+    let app = Router::new()
+        .route("/metrics", get(metrics_page))
+        .route("/status", get(status_page))
+        .merge(dashboard::routes(board))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "try /metrics or /status\n") })
+        .layer(middleware::from_fn(same_version))
+        .with_state(shared);
     loop {
         let (sock, _, permit) = gate.accept(&listener).await;
-        let shared = shared.clone();
+        let svc = TowerToHyperService::new(app.clone());
         let timeout = gate.limits().handshake;
         let stats = gate.stats().clone();
         tokio::spawn(async move {
-            // One request, one answer: the whole exchange within the handshake timeout.
-            if tokio::time::timeout(timeout, answer(&shared, sock))
-                .await
-                .is_err()
-            {
-                stats
-                    .timed_out
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            // The request head within the handshake timeout; answers (and the dashboard's
+            // event stream) take as long as they take.
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(timeout)
+                .serve_connection(TokioIo::new(sock), svc);
+            if let Err(e) = conn.await {
+                if e.is_timeout() {
+                    stats
+                        .timed_out
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
             }
             drop(permit);
         });
     }
 }
 
-async fn answer(shared: &Shared, mut sock: TcpStream) -> std::io::Result<()> {
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST {
-        let n = sock.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let line = String::from_utf8_lossy(&head);
-    let path = line.split_whitespace().nth(1).unwrap_or("");
-    let (status, kind, body) = match path {
-        "/metrics" => ("200 OK", "text/plain; version=0.0.4", metrics(shared)),
-        "/status" => ("200 OK", "application/json", status_json(shared)),
-        _ => (
-            "404 Not Found",
-            "text/plain",
-            "try /metrics or /status\n".into(),
-        ),
-    };
-    let reply = format!(
-        "HTTP/1.0 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    sock.write_all(reply.as_bytes()).await?;
-    sock.shutdown().await
+/// Answer in the request's HTTP version (an HTTP/1.0 client gets `HTTP/1.0 200 OK`, as before).
+async fn same_version(req: Request, next: Next) -> Response {
+    let v = req.version();
+    let mut res = next.run(req).await;
+    *res.version_mut() = v;
+    res
+}
+
+async fn metrics_page(Ext(shared): Ext<Arc<Shared>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics(&shared),
+    )
+}
+
+async fn status_page(Ext(shared): Ext<Arc<Shared>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        status_json(&shared),
+    )
 }
 
 fn metrics(shared: &Shared) -> String {

@@ -1,0 +1,56 @@
+"""Type stubs of the Rust extension (coflowkit._native)."""
+
+from os import PathLike
+from typing import Any, Optional, Union
+
+import pandas as pd
+
+__version__: str
+
+class CoflowkitError(ValueError):
+    """Bad input or a failed run; the message is the coflowkit command's (file:line: field ...)."""
+
+class Trace:
+    """A coflow trace: immutable, shared without copies, pickled as its text."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def ports(self) -> int: ...
+    @property
+    def num_flows(self) -> int: ...
+    @property
+    def total_bytes(self) -> float: ...
+    def __len__(self) -> int: ...
+    def flows(self) -> pd.DataFrame:
+        """One row per flow: coflow, src, dst, bytes, arrival_s."""
+    def coflows(self) -> pd.DataFrame:
+        """One row per coflow: id, arrival_s, flows, bytes, length_bytes, deadline_s, weight."""
+    def head(self, n: int) -> Trace:
+        """The first n coflows by arrival."""
+    def to_text(self, format: str = "benchmark") -> str: ...
+    def write(self, path: Union[str, PathLike[str]], format: str = "benchmark") -> None: ...
+
+def read_trace(path: Union[str, PathLike[str]]) -> Trace: ...
+def parse_trace(text: str, name: str = "<string>") -> Trace: ...
+def bundled_trace(name: str = "fb") -> Trace: ...
+def gen_fb(
+    coflows: int = 5260,
+    load: float = 1.0,
+    ports: Optional[int] = None,
+    seed: int = 1,
+    base: Optional[Trace] = None,
+) -> Trace: ...
+def gen_custom(
+    coflows: int = 500,
+    ports: int = 150,
+    classes: Optional[list[str]] = None,
+    mean_interarrival_ms: float = 1000.0,
+    seed: int = 1,
+) -> Trace: ...
+def sim(trace: Trace, **flags: Any) -> str:
+    """`coflowkit sim --json` on a trace: the JSON text."""
+def sim_flags() -> list[tuple[str, str]]: ...
+def shuffle_sim(**flags: Any) -> str:
+    """`coflowkit shuffle sim --json`: the JSON text."""
+def shuffle_flags() -> list[tuple[str, str]]: ...

@@ -1,0 +1,142 @@
+"""Results of `coflowkit sim`: the JSON document of `--json`, as DataFrames.
+
+`ck.sim` and `ck.load_results` build the same object from the same document, so results of
+runs made elsewhere (a Slurm array over `coflowkit sim --json`) read exactly like local ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Union
+
+import pandas as pd
+
+# The columns of `coflowkit sim --csv`, in its order; the JSON adds fct_spread.
+COFLOW_COLUMNS = [
+    "scheduler",
+    "id",
+    "arrival_s",
+    "finish_s",
+    "cct_s",
+    "isolated_cct_s",
+    "bytes",
+    "flows",
+    "length_bytes",
+    "bin",
+    "deadline_s",
+    "met_deadline",
+    "avg_fct_s",
+    "fct_spread",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Results:
+    """One `coflowkit sim` run (or several files of them): per-coflow and per-scheduler rows.
+
+    `coflows`: one row per (scheduler, coflow), the columns of `coflowkit sim --csv` plus
+    `fct_spread`. `summary`: one row per scheduler, the `summary` object of `--json` flattened
+    (nested fields as `avg_cct_by_bin_s.SN`). `docs`: the JSON documents themselves.
+    """
+
+    def __init__(self, docs: list[dict[str, Any]], sources: list[str] | None = None):
+        self.docs = docs
+        self.sources = sources
+        self._coflows: pd.DataFrame | None = None
+        self._summary: pd.DataFrame | None = None
+
+    @property
+    def baseline(self) -> str:
+        return self.docs[0]["baseline"]
+
+    @property
+    def schedulers(self) -> list[str]:
+        return [r["scheduler"] for d in self.docs for r in d["results"]]
+
+    def _source_cols(self, i: int) -> dict[str, Any]:
+        return {"source": self.sources[i]} if self.sources and len(self.docs) > 1 else {}
+
+    @property
+    def coflows(self) -> pd.DataFrame:
+        if self._coflows is None:
+            frames = []
+            for i, d in enumerate(self.docs):
+                for r in d["results"]:
+                    f = pd.DataFrame.from_records(r["coflows"])
+                    f.insert(0, "scheduler", r["scheduler"])
+                    for k, v in self._source_cols(i).items():
+                        f.insert(0, k, v)
+                    frames.append(f)
+            df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            for c in COFLOW_COLUMNS:
+                if c not in df.columns:
+                    df[c] = None
+            lead = [c for c in ("source",) if c in df.columns]
+            rest = [c for c in df.columns if c not in COFLOW_COLUMNS and c not in lead]
+            self._coflows = df[lead + COFLOW_COLUMNS + rest]
+        return self._coflows
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        if self._summary is None:
+            rows = []
+            for i, d in enumerate(self.docs):
+                for r in d["results"]:
+                    rows.append({**self._source_cols(i), "scheduler": r["scheduler"], **r["summary"]})
+            self._summary = pd.json_normalize(rows)
+        return self._summary
+
+    def plot_cdf(self, ax: Any = None, log: bool = True, title: str | None = None) -> Any:
+        """The CCT CDF of every scheduler (matplotlib), as `coflowkit sim --plot` draws it.
+        Returns the figure."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+        else:
+            fig = ax.figure
+        df = self.coflows
+        keys = ["source", "scheduler"] if "source" in df.columns else ["scheduler"]
+        for key, g in df.groupby(keys, sort=False):
+            cct = g["cct_s"].sort_values().to_numpy()
+            y = (pd.RangeIndex(1, len(cct) + 1) / len(cct)).to_numpy()
+            label = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+            ax.step(cct, y, where="post", label=label)
+        if log:
+            ax.set_xscale("log")
+        ax.set_xlabel("CCT (s)")
+        ax.set_ylabel("fraction of coflows")
+        ax.set_ylim(0, 1.0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+        ax.set_title(title or self.docs[0].get("trace", ""))
+        return fig
+
+    def to_json(self, path: PathLike) -> None:
+        """Write the (first) document as `coflowkit sim --json` would."""
+        Path(path).write_text(json.dumps(self.docs[0]))
+
+    def __repr__(self) -> str:
+        return f"<Results {', '.join(self.schedulers)} on {self.docs[0].get('trace')}>"
+
+
+def load_results(paths: PathLike | Iterable[PathLike]) -> Results:
+    """Results from files written by `coflowkit sim --json` (one path, a glob pattern, or a
+    list). Several files give one Results whose rows carry a `source` column (the file)."""
+    import glob as _glob
+
+    if isinstance(paths, (str, os.PathLike)):
+        p = os.fspath(paths)
+        files = sorted(_glob.glob(p)) if any(ch in p for ch in "*?[") else [p]
+    else:
+        files = [os.fspath(p) for p in paths]
+    if not files:
+        raise FileNotFoundError(f"no result files match {paths!r}")
+    docs = []
+    for f in files:
+        with open(f) as fh:
+            docs.append(json.load(fh))
+    return Results(docs, sources=files)
