@@ -10,6 +10,7 @@ pub mod policy;
 pub mod registry;
 pub mod select;
 pub mod state;
+pub mod tenant;
 
 use alloc::{Freed, TopUp};
 
