@@ -7,6 +7,7 @@ mod daemon;
 mod engine_args;
 mod fabric_args;
 mod fetch;
+mod hug;
 mod milliquery;
 mod millisort;
 mod plot;
@@ -74,6 +75,9 @@ enum Command {
     /// MilliQuery: the flash-burst paper's three SQL queries across many processes.
     #[command(subcommand)]
     Milliquery(milliquery::MilliqueryCmd),
+    /// Multi-tenant network sharing (HUG, DRF, PS-P) for given correlation vectors.
+    #[command(subcommand)]
+    Hug(hug::HugCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Sortdata(c) => sortdata::run(c),
         Command::Millisort(a) => millisort::run(a),
         Command::Milliquery(c) => milliquery::run(c),
+        Command::Hug(c) => hug::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,6 +24,12 @@ pub enum TenantError {
         entry: usize,
         value: f64,
     },
+    #[error("tenant '{tenant}': link {link} is out of order or outside the {links} links")]
+    BadLink {
+        tenant: String,
+        link: u32,
+        links: usize,
+    },
     #[error("tenant '{tenant}': every entry is 0; a tenant must use at least one link")]
     AllZero { tenant: String },
     #[error(

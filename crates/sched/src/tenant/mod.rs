@@ -22,4 +22,4 @@ pub use hug::{hug, HugOptions, Mode, Stage1};
 pub use naive::{naive, SpareRule};
 pub use perflow::{per_flow, TenantFlow};
 pub use psp::psp;
-pub use vector::{Links, Tenant, TenantSpec, Tenants};
+pub use vector::{Links, SparseSpec, Tenant, TenantSpec, Tenants};

@@ -196,37 +196,85 @@ pub fn letter(k: usize) -> String {
 }
 
 pub(crate) fn tenant(links: &Links, s: &TenantSpec) -> Result<Tenant, TenantError> {
-    let name = || s.name.clone();
     if s.vector.len() != links.len() {
         return Err(TenantError::Length {
-            tenant: name(),
+            tenant: s.name.clone(),
             got: s.vector.len(),
             want: links.len(),
         });
     }
-    if !(s.weight.is_finite() && s.weight > 0.0) {
+    let entries = s.vector.iter().enumerate().map(|(i, &v)| (i as u32, v));
+    from_entries(links, &s.name, s.weight, s.bounded, entries)
+}
+
+/// A tenant given only its non-zero entries, `(link, demand in capacity units)` with links
+/// ascending: large fabrics, where a dense vector per tenant would not fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseSpec {
+    pub name: String,
+    pub entries: Vec<(u32, f64)>,
+    pub weight: f64,
+    pub bounded: bool,
+}
+
+impl Tenants {
+    pub fn from_sparse(links: Links, specs: &[SparseSpec]) -> Result<Self, TenantError> {
+        if specs.is_empty() {
+            return Err(TenantError::NoTenants);
+        }
+        let mut tenants = Vec::with_capacity(specs.len());
+        for s in specs {
+            let n = links.len() as u32;
+            let mut prev = None;
+            for &(l, _) in &s.entries {
+                if l >= n || prev.is_some_and(|p| l <= p) {
+                    return Err(TenantError::BadLink {
+                        tenant: s.name.clone(),
+                        link: l,
+                        links: links.len(),
+                    });
+                }
+                prev = Some(l);
+            }
+            let it = s.entries.iter().copied();
+            tenants.push(from_entries(&links, &s.name, s.weight, s.bounded, it)?);
+        }
+        Ok(Tenants { links, tenants })
+    }
+}
+
+fn from_entries(
+    links: &Links,
+    name: &str,
+    weight: f64,
+    bounded: bool,
+    entries: impl Iterator<Item = (u32, f64)> + Clone,
+) -> Result<Tenant, TenantError> {
+    let name = || name.to_string();
+    if !(weight.is_finite() && weight > 0.0) {
         return Err(TenantError::BadWeight {
             tenant: name(),
-            value: s.weight,
+            value: weight,
         });
     }
-    if let Some((entry, &value)) = s
-        .vector
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-    {
+    if let Some((entry, value)) = entries.clone().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
         return Err(TenantError::BadEntry {
             tenant: name(),
-            entry,
+            entry: entry as usize,
             value,
         });
     }
     if let Some(ports) = links.ports() {
         // In capacity units: with heterogeneous links the normalized entries need not balance.
-        let up: f64 = s.vector[..ports].iter().sum();
-        let down: f64 = s.vector[ports..].iter().sum();
-        if (up - down).abs() > BALANCE_TOL * up.max(down) {
+        let (mut up, mut down) = (0.0, 0.0);
+        for (i, v) in entries.clone() {
+            if (i as usize) < ports {
+                up += v;
+            } else {
+                down += v;
+            }
+        }
+        if (up - down).abs() > BALANCE_TOL * f64::max(up, down) {
             return Err(TenantError::Unbalanced {
                 tenant: name(),
                 ports,
@@ -237,15 +285,16 @@ pub(crate) fn tenant(links: &Links, s: &TenantSpec) -> Result<Tenant, TenantErro
     }
     let mut t = Tenant {
         name: name(),
-        weight: s.weight,
+        weight,
         bound: None,
         links: Vec::new(),
         d: Vec::new(),
     };
-    for (i, (&v, &c)) in s.vector.iter().zip(links.capacities()).enumerate() {
+    let caps = links.capacities();
+    for (i, v) in entries {
         if v > 0.0 {
-            t.links.push(i as u32);
-            t.d.push(v / c);
+            t.links.push(i);
+            t.d.push(v / caps[i as usize]);
         }
     }
     let max = t.d.iter().fold(0.0f64, |a, &b| a.max(b));
@@ -253,7 +302,7 @@ pub(crate) fn tenant(links: &Links, s: &TenantSpec) -> Result<Tenant, TenantErro
         return Err(TenantError::AllZero { tenant: name() });
     }
     t.d.iter_mut().for_each(|x| *x /= max);
-    if s.bounded {
+    if bounded {
         t.bound = Some(max);
     }
     Ok(t)
@@ -312,6 +361,21 @@ mod tests {
             TenantError::BadCapacity { link: 1, .. }
         ));
         assert!(Links::fabric(2, vec![1.0; 3]).is_err());
+        let sparse = |entries| SparseSpec {
+            name: "s".into(),
+            entries,
+            weight: 1.0,
+            bounded: false,
+        };
+        let e = Tenants::from_sparse(l(), &[sparse(vec![(1, 1.0), (0, 1.0)])]).unwrap_err();
+        assert!(matches!(e, TenantError::BadLink { link: 0, .. }), "{e}");
+        let e = Tenants::from_sparse(l(), &[sparse(vec![(2, 1.0)])]).unwrap_err();
+        assert!(e.to_string().contains("'s': link 2"), "{e}");
+        let ok = Tenants::from_sparse(l(), &[sparse(vec![(1, 2.0)])]).unwrap();
+        assert_eq!(
+            (ok.tenants[0].links.clone(), ok.tenants[0].d.clone()),
+            (vec![1], vec![1.0])
+        );
     }
 
     #[test]
