@@ -30,6 +30,13 @@ pub enum TenantError {
         link: u32,
         links: usize,
     },
+    #[error("tenant '{tenant}': flow {flow} uses port {port}, the fabric has {ports} ports")]
+    BadPort {
+        tenant: String,
+        flow: usize,
+        port: u32,
+        ports: usize,
+    },
     #[error("tenant '{tenant}': every entry is 0; a tenant must use at least one link")]
     AllZero { tenant: String },
     #[error(

@@ -89,29 +89,64 @@ pub fn hug(t: &Tenants, opts: HugOptions) -> Allocation {
 
 /// Each link's capacity (1: everything is a fraction) shared by [`fill_link`] with the
 /// tenants' `floors` and `ceil(tenant, index into its links)`.
+///
+/// Laid out for large fabrics: one pass over the tenants (in their order) writes every entry's
+/// part into its link's slot (a counting sort), the links are filled from contiguous slices,
+/// and one pass writes the results back. Walking links and reaching into each tenant's own
+/// vectors instead costs a cache miss per access once the tenants outgrow the cache.
 pub(crate) fn share_links(
     t: &Tenants,
     floors: &[Vec<f64>],
     ceil: impl Fn(usize, usize) -> f64,
 ) -> Vec<Vec<f64>> {
-    let mut out: Vec<Vec<f64>> = t.tenants.iter().map(|x| vec![0.0; x.d.len()]).collect();
-    let (mut parts, mut got, mut events) = (Vec::new(), Vec::new(), Vec::new());
-    for on in t.by_link() {
-        parts.clear();
-        parts.extend(on.iter().map(|&(k, j)| {
-            let (k, j) = (k as usize, j as usize);
-            Part {
-                floor: floors[k][j],
-                ceil: ceil(k, j).max(floors[k][j]),
-                weight: t.tenants[k].weight,
-            }
-        }));
-        got.clear();
-        got.resize(parts.len(), 0.0);
-        fill_link(&parts, 1.0, &mut got, &mut events);
-        for (&(k, j), &c) in on.iter().zip(&got) {
-            out[k as usize][j as usize] = c;
+    let n = t.links.len();
+    let mut start = vec![0u32; n + 1];
+    for x in &t.tenants {
+        for &l in &x.links {
+            start[l as usize + 1] += 1;
         }
     }
-    out
+    for l in 0..n {
+        start[l + 1] += start[l];
+    }
+    let entries = start[n] as usize;
+    let mut next = start.clone();
+    let mut parts = vec![
+        Part {
+            floor: 0.0,
+            ceil: 0.0,
+            weight: 0.0
+        };
+        entries
+    ];
+    let mut slot_of = Vec::with_capacity(entries); // entry (tenant-major) -> slot
+    for (k, x) in t.tenants.iter().enumerate() {
+        for (j, &l) in x.links.iter().enumerate() {
+            let s = next[l as usize] as usize;
+            next[l as usize] += 1;
+            parts[s] = Part {
+                floor: floors[k][j],
+                ceil: ceil(k, j).max(floors[k][j]),
+                weight: x.weight,
+            };
+            slot_of.push(s as u32);
+        }
+    }
+    let mut got = vec![0.0; entries];
+    let mut events = Vec::new();
+    for l in 0..n {
+        let (a, b) = (start[l] as usize, start[l + 1] as usize);
+        if a < b {
+            fill_link(&parts[a..b], 1.0, &mut got[a..b], &mut events);
+        }
+    }
+    let mut e = 0;
+    t.tenants
+        .iter()
+        .map(|x| {
+            let slots = &slot_of[e..e + x.links.len()];
+            e += x.links.len();
+            slots.iter().map(|&s| got[s as usize]).collect()
+        })
+        .collect()
 }
