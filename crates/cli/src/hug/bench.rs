@@ -11,9 +11,8 @@ use std::time::Instant;
 use anyhow::{ensure, Result};
 use clap::Args;
 use coflowkit_sched::tenant::drf::closed_form;
-use coflowkit_sched::tenant::{hug, HugOptions, Links, SparseSpec, Tenants};
-use rand::seq::index::sample;
-use rand::{Rng, SeedableRng};
+use coflowkit_sched::tenant::gen::random_fabric;
+use coflowkit_sched::tenant::{hug, HugOptions};
 use serde::Serialize;
 
 #[derive(Args)]
@@ -81,7 +80,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
             "{p} machines cannot host a tenant of {} VMs",
             a.vms
         );
-        let t = fabric(p, &a)?;
+        let m = ((a.load * p as f64) / a.vms as f64).round().max(1.0) as usize;
+        let t = random_fabric(p, m, a.vms, a.seed ^ p as u64)?;
         let entries = t.tenants.iter().map(|x| x.d.len()).sum();
         let (p_star_cpu_us, p_star_wall_us) = measure(a.repeat, || {
             black_box(closed_form(black_box(&t)));
@@ -116,43 +116,6 @@ pub fn run(a: BenchArgs) -> Result<()> {
         std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;
     }
     Ok(())
-}
-
-/// Tenants on `p` machines: each on `vms` distinct random machines, sending random amounts
-/// from each and receiving the same total, spread at random over its receivers.
-fn fabric(p: usize, a: &BenchArgs) -> Result<Tenants> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed ^ p as u64);
-    let m = ((a.load * p as f64) / a.vms as f64).round().max(1.0) as usize;
-    let specs: Vec<SparseSpec> = (0..m)
-        .map(|k| {
-            let mut machines = sample(&mut rng, p, a.vms).into_vec();
-            machines.sort_unstable();
-            let up: Vec<f64> = machines.iter().map(|_| rng.gen_range(0.1..1.0)).collect();
-            let down: Vec<f64> = machines.iter().map(|_| rng.gen_range(0.1..1.0)).collect();
-            let scale = up.iter().sum::<f64>() / down.iter().sum::<f64>();
-            let mut entries: Vec<(u32, f64)> = machines
-                .iter()
-                .zip(&up)
-                .map(|(&i, &v)| (i as u32, v))
-                .collect();
-            entries.extend(
-                machines
-                    .iter()
-                    .zip(&down)
-                    .map(|(&i, &v)| ((p + i) as u32, v * scale)),
-            );
-            SparseSpec {
-                name: format!("t{k}"),
-                entries,
-                weight: 1.0,
-                bounded: false,
-            }
-        })
-        .collect();
-    Ok(Tenants::from_sparse(
-        Links::fabric(p, vec![1.0; 2 * p])?,
-        &specs,
-    )?)
 }
 
 /// Median thread CPU time and best wall time of `f`, in microseconds.
