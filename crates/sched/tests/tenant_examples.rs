@@ -430,3 +430,21 @@ fn heterogeneous_capacities_and_weights() {
     assert!(close(h.progress(&t, 0), 12.0 / 13.0), "{:?}", h.consumption);
     assert!(close(h.progress(&t, 1), 6.0 / 13.0));
 }
+
+#[test]
+fn stage1_auto_stops_a_tenant_off_the_bottleneck_multi_round_does_not() {
+    // docs/hug.md choice 2: A = B = <1, 0>, C = <0, 1>.
+    let t = Tenants::elastic(2, &[&[1.0, 0.0], &[1.0, 0.0], &[0.0, 1.0]]).unwrap();
+    let auto = hug(&t, noncoop());
+    assert_vec(&auto.link_use(&t), &[1.0, 0.5]);
+    let multi = hug(
+        &t,
+        HugOptions {
+            stage1: coflowkit_sched::tenant::Stage1::MultiRound,
+            ..HugOptions::default()
+        },
+    );
+    assert_vec(&multi.link_use(&t), &[1.0, 1.0]);
+    assert_vec(&drf(&t).link_use(&t), &[1.0, 1.0]);
+    assert!(close(auto.p_star, 0.5) && close(multi.p_star, 0.5));
+}
