@@ -13,7 +13,7 @@ use coflowkit_flowsim::{simulate, CoflowOutcome, SimOutput};
 use coflowkit_model::bins::Bin;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
-use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
+use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 use coflowkit_testbed as netns;
 use serde_json::json;
 
@@ -145,12 +145,6 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         kinds.push(baseline);
     }
     let opts = args.sched.options()?;
-    let sim_opts = match opts.on_flow_completion {
-        FlowCompletion::Redistribute => {
-            opts.clone().with_flow_completion(FlowCompletion::Recompute)
-        }
-        _ => opts.clone(),
-    };
     let spill = SpillDir::create(&std::env::temp_dir())?;
     let (lo, hi) = nics.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
         (lo.min(r), hi.max(r))
@@ -228,7 +222,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             }
         );
         // The coordinator decides in full at every flow completion; so does its simulation.
-        let mut sched = build(kind, &sim_opts);
+        let mut sched = build(kind, &opts);
         let sim = simulate(&work, &fabric, sched.as_mut())
             .with_context(|| format!("simulating {kind}"))?;
         real_runs.push(Run::new(real_output(kind, &work, &fabric, &real, wall)));

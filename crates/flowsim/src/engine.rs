@@ -5,8 +5,10 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use coflowkit_model::{Fabric, Trace};
-use coflowkit_sched::alloc::Freed;
-use coflowkit_sched::{CoflowState, FlowCompletion, FlowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::{
+    ClockOptions, CoflowState, DecisionClock, Event, FlowCompletion, FlowState, Rates, Scheduler,
+    Snapshot, Step,
+};
 use thiserror::Error;
 
 use crate::dag::DagBook;
@@ -94,7 +96,13 @@ pub fn simulate_with(
     validate(trace, fabric)?;
     let started = Instant::now();
     let name = sched.name().to_string();
-    let on_flow_completion = sched.on_flow_completion();
+    let mut clock = DecisionClock::new(
+        sched,
+        ClockOptions {
+            flow_quantum_s: opts.flow_quantum_s,
+            refresh_s: opts.refresh_s,
+        },
+    );
 
     // Coflows in arrival order (ties keep trace order).
     let mut order: Vec<usize> = (0..trace.coflows.len()).collect();
@@ -105,15 +113,11 @@ pub fn simulate_with(
     });
 
     let mut dags = DagBook::new(trace, &order, opts.dependencies)?;
-    // Pair-rated policies keep state per pair, unless something needs per-flow timing:
-    // dependencies, or a quantum that leaves a finished flow's bandwidth idle.
-    if dags.is_none()
-        && !opts.per_flow
-        && opts.flow_quantum_s == 0.0
-        && on_flow_completion == FlowCompletion::Recompute
-    {
-        if let Some(policy) = sched.pair_policy() {
-            return pair_world::simulate(trace, fabric, &order, name, policy, started);
+    // Pair-rated policies keep state per pair (the clock offers their rater when they decide
+    // on every event), unless something needs per-flow timing: dependencies.
+    if dags.is_none() && !opts.per_flow {
+        if let Some(rater) = clock.pair_rater(sched) {
+            return pair_world::simulate(trace, fabric, &order, name, rater, clock, started);
         }
     }
 
@@ -125,18 +129,15 @@ pub fn simulate_with(
         rates: Rates::default(),
         synced_at: 0.0,
         due: BinaryHeap::new(),
-        scan: on_flow_completion == FlowCompletion::Recompute && opts.flow_quantum_s == 0.0,
+        scan: clock.flow_completion() == FlowCompletion::Recompute && opts.flow_quantum_s == 0.0,
         due_list: Vec::new(),
         due_valid: 0,
         due_min: f64::INFINITY,
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,
-        freed: Freed::default(),
-        redistributions: 0,
     };
     let mut next = 0usize;
     let mut now = 0.0f64;
-    let mut decisions = 0u64;
     let mut up_load = vec![0.0; fabric.ports()];
     let mut down_load = vec![0.0; fabric.ports()];
 
@@ -207,8 +208,8 @@ pub fn simulate_with(
                 None => break,
             }
         }
-        w.rates.reset(&w.active);
-        let decision = sched.allocate(
+        clock.decide(
+            sched,
             &Snapshot {
                 now_s: now,
                 fabric,
@@ -216,43 +217,39 @@ pub fn simulate_with(
             },
             &mut w.rates,
         );
-        decisions += 1;
         w.schedule_completions(now, &name, &mut up_load, &mut down_load)?;
-        let mut wake = decision.wake_at_s.filter(|&t| t > now);
-        let decided_at = now;
+        clock.loads(fabric, &up_load, &down_load);
 
-        // Run until something calls for the next decision.
+        // Run until the clock calls for the next decision.
         loop {
             let next_arrival = order.get(next).map(|&ti| trace.coflows[ti].arrival_s);
             let next_due = w.next_due();
+            let wake = clock.wake_at_s();
             let t_other = next_arrival
                 .unwrap_or(f64::INFINITY)
                 .min(wake.unwrap_or(f64::INFINITY));
             match next_due {
                 Some(t) if t <= t_other => {
                     let horizon = same_time(t);
-                    let coflow_done = w.complete_due(t, horizon);
+                    let coflow_done = w.complete_due(t, horizon, &mut clock);
                     now = t;
                     // Nothing left running: decide again rather than idle (or stall) until
                     // the next arrival.
-                    if coflow_done || w.nothing_running() {
-                        break;
-                    }
-                    match on_flow_completion {
-                        FlowCompletion::Recompute => {
-                            let due = decided_at + opts.flow_quantum_s;
-                            if now >= due {
-                                break;
-                            }
-                            wake = Some(wake.map_or(due, |w| w.min(due)));
-                        }
-                        FlowCompletion::Redistribute => {
-                            let refresh = opts.refresh_s.is_some_and(|s| now >= decided_at + s);
-                            if refresh || !w.redistribute(now, sched) {
+                    let event = if coflow_done {
+                        Event::CoflowEnd
+                    } else if w.nothing_running() {
+                        Event::Idle
+                    } else {
+                        Event::FlowEnd
+                    };
+                    match clock.on(now, event) {
+                        Step::Decide => break,
+                        Step::HandOn => {
+                            if !w.hand_on(now, sched, &mut clock) {
                                 break;
                             }
                         }
-                        FlowCompletion::Ignore => {}
+                        Step::Wait => {}
                     }
                 }
                 _ => {
@@ -264,6 +261,7 @@ pub fn simulate_with(
                         });
                     }
                     now = t_other;
+                    // An arrival or a wake-up: both call for a full decision.
                     break;
                 }
             }
@@ -275,8 +273,8 @@ pub fn simulate_with(
     Ok(SimOutput {
         scheduler: name,
         coflows: w.outcomes.into_iter().flatten().collect(),
-        decisions,
-        redistributions: w.redistributions,
+        decisions: clock.counts().decisions,
+        redistributions: clock.counts().hand_ons,
         makespan_s: w.makespan,
         wall_s: started.elapsed().as_secs_f64(),
     })

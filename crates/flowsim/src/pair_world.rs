@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::alloc::Demand;
-use coflowkit_sched::{PairPolicy, PairShare};
+use coflowkit_sched::{DecisionClock, PairRater, PairShare};
 
 use crate::engine::SimError;
 use crate::outcome::{CoflowOutcome, SimOutput};
@@ -480,16 +480,19 @@ impl Book<'_> {
     }
 }
 
-/// Replay `trace` (coflows admitted in `order`) under a pair-rated policy.
+/// Replay `trace` (coflows admitted in `order`) under a pair-rated policy. The clock hands
+/// out a [`PairRater`] only to policies that decide on every event, so every event here is a
+/// decision: a whole fill or a refill.
 pub(crate) fn simulate(
     trace: &Trace,
     fabric: &Fabric,
     order: &[usize],
     name: String,
-    policy: &mut dyn PairPolicy,
+    mut rater: PairRater<'_>,
+    mut clock: DecisionClock,
     started: Instant,
 ) -> Result<SimOutput, SimError> {
-    let share = policy.share();
+    let share = rater.share();
     let ports = fabric.ports();
     let mut pairs = Pairs {
         share,
@@ -515,7 +518,6 @@ pub(crate) fn simulate(
     let mut lowered: Vec<u32> = Vec::new();
     let mut next = 0usize;
     let mut now = 0.0f64;
-    let mut decisions = 0u64;
     // Whether `now` is a completion event (flows due by its horizon end with it).
     let mut event = false;
 
@@ -562,10 +564,10 @@ pub(crate) fn simulate(
             Some(&lowered[..])
         };
         let (demands, rates) = (&pairs.demands, &mut pairs.rates);
-        let changed = (policy.refill()).answer(fabric, demands, hint, rates, now, share.drift());
+        let changed = rater.answer(fabric, demands, hint, rates, now);
         let taken = pairs.take_rates(now, changed);
         lowered.clear();
-        decisions += 1;
+        clock.decided_by_pairs(now);
         if let Err(rate) = taken {
             return Err(SimError::BadRate {
                 scheduler: name,
@@ -590,7 +592,7 @@ pub(crate) fn simulate(
     Ok(SimOutput {
         scheduler: name,
         coflows: book.outcomes.into_iter().flatten().collect(),
-        decisions,
+        decisions: clock.counts().decisions,
         redistributions: 0,
         makespan_s: book.makespan,
         wall_s: started.elapsed().as_secs_f64(),

@@ -5,8 +5,7 @@ use std::collections::BinaryHeap;
 
 use coflowkit_model::bins::Bin;
 use coflowkit_model::{Fabric, Trace};
-use coflowkit_sched::alloc::Freed;
-use coflowkit_sched::{CoflowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::{CoflowState, DecisionClock, Handed, Rates, Scheduler, Snapshot};
 
 use crate::engine::SimError;
 use crate::outcome::CoflowOutcome;
@@ -93,10 +92,6 @@ pub(crate) struct World<'a> {
     pub(crate) due_min: f64,
     pub(crate) outcomes: Vec<Option<CoflowOutcome>>,
     pub(crate) makespan: f64,
-    /// Spare capacity and the ports flows freed since the last decision or redistribution.
-    pub(crate) freed: Freed,
-    /// Hand-outs of freed bandwidth so far (calls of `Scheduler::redistribute` it accepted).
-    pub(crate) redistributions: u64,
 }
 
 impl World<'_> {
@@ -143,7 +138,7 @@ impl World<'_> {
 
     /// A flow reached its predicted completion `due` at `now` (between decisions). A
     /// prediction made before a redistribution changed the flow's rate is stale and ignored.
-    pub(crate) fn complete(&mut self, now: f64, due: &Due) {
+    pub(crate) fn complete(&mut self, now: f64, due: &Due, clock: &mut DecisionClock) {
         if !self.is_current(due) {
             return;
         }
@@ -156,10 +151,7 @@ impl World<'_> {
         c.sent_bytes += f.remaining_bytes;
         f.sent_bytes = size;
         f.remaining_bytes = 0.0;
-        self.freed.spare.up[f.src as usize] += *rate;
-        self.freed.spare.down[f.dst as usize] += *rate;
-        self.freed.up.push(f.src);
-        self.freed.down.push(f.dst);
+        clock.flow_ended(f.src, f.dst, *rate);
         *rate = 0.0;
         c.max_flow_sent_bytes = c.max_flow_sent_bytes.max(size);
         finish_flow(&mut self.meta[ci], now - c.arrival_s);
@@ -245,41 +237,34 @@ impl World<'_> {
             self.due_valid = due.len();
             self.due = BinaryHeap::from(due);
         }
-        check_capacity(name, now, self.fabric, up, down)?;
-        let spare = &mut self.freed.spare;
-        spare.reset(self.fabric);
-        for (s, l) in spare.up.iter_mut().zip(up.iter()) {
-            *s = (*s - l).max(0.0);
-        }
-        for (s, l) in spare.down.iter_mut().zip(down.iter()) {
-            *s = (*s - l).max(0.0);
-        }
-        self.freed.clear_ports();
-        Ok(())
+        check_capacity(name, now, self.fabric, up, down)
     }
 
-    /// Let the policy hand out what flows freed since the last decision, at `now`. Returns
-    /// false when it asks for a full decision instead.
-    pub(crate) fn redistribute(&mut self, now: f64, sched: &mut dyn Scheduler) -> bool {
-        if self.freed.up.is_empty() {
-            return true; // only stale predictions came due: nothing was freed
-        }
+    /// Let the clock hand out what flows freed since the last decision, at `now`. Returns
+    /// false when the policy asks for a full decision instead.
+    pub(crate) fn hand_on(
+        &mut self,
+        now: f64,
+        sched: &mut dyn Scheduler,
+        clock: &mut DecisionClock,
+    ) -> bool {
         let snap = Snapshot {
             now_s: now,
             fabric: self.fabric,
             coflows: &self.active,
         };
-        if !sched.redistribute(&snap, &mut self.rates, &mut self.freed) {
-            return false;
-        }
-        self.redistributions += 1;
+        let changed = match clock.hand_on(sched, &snap, &mut self.rates) {
+            Handed::Nothing => return true, // only stale predictions came due
+            Handed::Decide => return false,
+            Handed::Changed(changed) => changed,
+        };
         // Flows move at one rate per flow from `synced_at` on (see `sync`): rewrite a flow
         // whose rate changed at `now` as if it had moved at the new rate since `synced_at`. Its
         // bytes are real again at the next sync; only then does the policy read them.
         // New predictions go in as they are made; a flow changed twice leaves a stale one,
         // which `complete` and the sweep drop like those of earlier rates.
         let since = now - self.synced_at;
-        for &(ci, fi, add) in &self.freed.changed {
+        for &(ci, fi, add) in changed {
             let c = &mut self.active[ci as usize];
             let f = &mut c.flows[fi as usize];
             let shift = add * since;
@@ -295,7 +280,6 @@ impl World<'_> {
                 });
             }
         }
-        self.freed.clear_ports();
         self.compact_due();
         #[cfg(debug_assertions)]
         self.assert_within_capacity(now, sched.name());
@@ -355,7 +339,7 @@ impl World<'_> {
     }
 
     /// Complete every flow predicted by `horizon`, at time `t`. Returns whether a coflow ended.
-    pub(crate) fn complete_due(&mut self, t: f64, horizon: f64) -> bool {
+    pub(crate) fn complete_due(&mut self, t: f64, horizon: f64, clock: &mut DecisionClock) -> bool {
         let mut coflow_done = false;
         if self.scan {
             let mut list = std::mem::take(&mut self.due_list);
@@ -363,7 +347,7 @@ impl World<'_> {
                 if d.at > horizon {
                     return true;
                 }
-                self.complete(t, d);
+                self.complete(t, d, clock);
                 coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
                 false
             });
@@ -375,7 +359,7 @@ impl World<'_> {
                     break;
                 }
                 let d = self.due.pop().expect("peeked");
-                self.complete(t, &d);
+                self.complete(t, &d, clock);
                 coflow_done |= self.meta[d.coflow as usize].unfinished == 0;
             }
         }
@@ -522,10 +506,9 @@ mod tests {
             due_min: f64::INFINITY,
             outcomes: vec![None],
             makespan: 0.0,
-            freed: Freed::default(),
-            redistributions: 0,
         };
-        w.freed.spare.reset(&fabric);
+        let mut clock = DecisionClock::default();
+        clock.loads(&fabric, &[0.0; 3], &[0.0; 3]);
         let due = |at, flow| Due {
             at,
             coflow: 0,
@@ -536,7 +519,7 @@ mod tests {
         w.due.push(due(1.0 + 5e-10, 1));
         let t = w.next_due().expect("flows run");
         assert_eq!(t, 1.0 + 5e-10, "the event is flow 1's completion");
-        w.complete_due(t, same_time(t));
+        w.complete_due(t, same_time(t), &mut clock);
         assert_eq!(w.meta[0].unfinished, 1);
         assert_eq!(
             w.meta[0].fct_sum,

@@ -4,23 +4,27 @@
 //! scheduler never owns the clock, it is told the time and may ask to be called again.
 
 pub mod alloc;
+pub mod clock;
 pub mod dag;
-pub mod pair_policy;
+mod machinery;
+mod pair_policy;
 pub mod policy;
 pub mod registry;
 pub mod select;
 pub mod state;
 pub mod tenant;
 
-use alloc::{Freed, TopUp};
-
+pub use clock::{ClockCounts, ClockOptions, DecisionClock, Event, Handed, PairRater, Step};
 pub use dag::{DagError, DagIds, DagPos};
-pub use pair_policy::{PairPolicy, PairShare};
+pub use pair_policy::PairShare;
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
 pub use state::{CoflowState, Decision, FlowCompletion, FlowState, Rates, Snapshot};
 
-/// One inter-coflow scheduling policy.
-pub trait Scheduler: Send {
+/// One inter-coflow scheduling policy: what it is called, whether it reads flow sizes, its
+/// rates for a snapshot, and what a single flow's end calls for. When a world calls it is the
+/// [`clock::DecisionClock`]'s business; the machinery of handing freed bandwidth on between
+/// decisions is private to this crate (policies live here, see DESIGN.md).
+pub trait Scheduler: Send + machinery::Machinery {
     /// The name users select it by.
     fn name(&self) -> &str;
 
@@ -38,31 +42,5 @@ pub trait Scheduler: Send {
     /// coflow arrival and completion (§5.5), leaving a flow's bandwidth idle until then.
     fn on_flow_completion(&self) -> FlowCompletion {
         FlowCompletion::Recompute
-    }
-
-    /// The port index of the last decision, for [`FlowCompletion::Redistribute`]; `None`
-    /// (the default) for policies that do not redistribute.
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        None
-    }
-
-    /// The policy as a [`PairPolicy`], when its rates depend only on a flow's port pair (as
-    /// configured): then a world may keep state per pair. `None` (the default) otherwise.
-    fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {
-        None
-    }
-
-    /// Flows ended since the last decision and their bandwidth is back in `freed.spare`: hand
-    /// it out as [`TopUp::apply`] does (rates added to `rates`, taken from `freed.spare`,
-    /// listed in `freed.changed`) and return true, or return false to ask for a full decision.
-    /// `snap` holds the state of the last decision, the finished flows' `remaining_bytes` at 0.
-    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
-        match self.topup() {
-            Some(t) => {
-                t.apply(snap.coflows, rates, freed);
-                true
-            }
-            None => false,
-        }
     }
 }

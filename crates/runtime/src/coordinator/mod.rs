@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
+use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
@@ -113,9 +113,8 @@ async fn serve_on(
     let brain = shared.clone();
     let tick = config.tick;
     tokio::spawn(async move {
-        // The coordinator re-plans in full where the simulator would only redistribute: one
-        // decision per flow completion is cheap at a real cluster's event rate.
-        let on_flow = sched.on_flow_completion() != FlowCompletion::Ignore;
+        // The decision clock (sched) says, per wake, whether to decide in full, hand freed
+        // bandwidth on, or wait: the same rule the simulator follows.
         let mut wake_at: Option<Instant> = None;
         let mut wake_s: Option<f64> = None;
         let mut last_now = 0.0f64;
@@ -139,10 +138,6 @@ async fn serve_on(
             };
             let updates = {
                 let mut s = brain.state.lock().unwrap_or_else(|p| p.into_inner());
-                let due = timed_out || s.dirty.major || (on_flow && s.dirty.flow_done);
-                if !due {
-                    continue;
-                }
                 // The safety-net tick has nothing to do while no flow runs.
                 let idle = !s.dirty.major && s.flows.values().all(|f| f.done);
                 if timed_out && idle && wake_s.is_none() {
@@ -157,14 +152,18 @@ async fn serve_on(
                     Some(t) if t <= real => t.max(last_now),
                     _ => real,
                 };
+                let Some(round) = s.step(sched.as_mut(), now, timed_out) else {
+                    continue;
+                };
                 last_now = now;
-                let (wake, updates) = s.decide(sched.as_mut(), now);
-                last = Instant::now();
-                wake_s = wake;
-                wake_at = wake.map(|t| {
+                if round.full {
+                    last = Instant::now();
+                }
+                wake_s = round.wake_at_s;
+                wake_at = round.wake_at_s.map(|t| {
                     Instant::now() + Duration::from_secs_f64((t - real).clamp(0.0, 3600.0))
                 });
-                updates
+                round.updates
             };
             push(&brain, updates);
         }

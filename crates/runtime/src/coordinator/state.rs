@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Instant;
 
 use coflowkit_model::Fabric;
-use coflowkit_sched::{CoflowState, DagError, DagIds, FlowState, Rates, Scheduler, Snapshot};
+use coflowkit_sched::{
+    CoflowState, DagError, DagIds, DecisionClock, Event, FlowState, Handed, Rates, Scheduler,
+    Snapshot, Step,
+};
 
 use crate::proto::{FlowInfo, FlowRate, RateUpdate, StoredObject};
 
@@ -53,6 +56,17 @@ pub struct FlowRec {
     pub sent_bytes: f64,
     pub done: bool,
     pub rate: f64,
+    /// Its place in the last decision's snapshot (coflow, flow), while it runs.
+    slot: Option<(u32, u32)>,
+}
+
+/// What the brain's step produced: new rate tables for the daemons, and the wake-up the
+/// policy asked for.
+pub struct Round {
+    pub wake_at_s: Option<f64>,
+    pub updates: Vec<RateUpdate>,
+    /// A full decision (else a hand-on of freed bandwidth).
+    pub full: bool,
 }
 
 /// What changed since the last round; decides whether a round is due now.
@@ -75,7 +89,16 @@ pub struct State {
     next_coflow: u64,
     pub dirty: Dirty,
     pub rounds: u64,
+    /// Hand-ons of freed bandwidth without a full round.
+    pub hand_ons: u64,
     pub last_decision_s: f64,
+    /// When to decide, and the hand-on of freed bandwidth between decisions.
+    clock: DecisionClock,
+    /// The last decision: what the scheduler saw (finished flows' bytes left set to 0 as
+    /// their ends are reported), the fabric, each flow's key and the current rates.
+    active: Vec<CoflowState>,
+    keys: Vec<Vec<FlowKey>>,
+    fabric: Fabric,
     rates: Rates,
     /// Every coflow's `external.internal` id (Pseudocode 5) and each DAG's bytes of
     /// unregistered coflows. Grows with the coflows registered (a child may name a parent long
@@ -111,7 +134,12 @@ impl State {
             next_coflow: first_coflow_id(),
             dirty: Dirty::default(),
             rounds: 0,
+            hand_ons: 0,
             last_decision_s: 0.0,
+            clock: DecisionClock::default(),
+            active: Vec::new(),
+            keys: Vec::new(),
+            fabric: Fabric::uniform(0, 0.0),
             rates: Rates::default(),
             dags: DagIds::new(),
         }
@@ -330,6 +358,7 @@ impl State {
                 sent_bytes: f.sent_bytes as f64,
                 done: false,
                 rate: 0.0,
+                slot: None,
             },
         );
         if old.is_none() {
@@ -364,6 +393,16 @@ impl State {
             f.done = true;
             f.sent_bytes = f.size_bytes.max(f.sent_bytes);
             f.rate = 0.0;
+            // Its bandwidth goes back to the ports for a hand-on.
+            if let Some((ci, fi)) = f.slot.take() {
+                let (ci, fi) = (ci as usize, fi as usize);
+                let rate = std::mem::replace(&mut self.rates.per_coflow[ci][fi], 0.0);
+                let fs = &mut self.active[ci].flows[fi];
+                fs.remaining_bytes = 0.0;
+                if rate > 0.0 {
+                    self.clock.flow_ended(fs.src, fs.dst, rate);
+                }
+            }
             let coflow = f.coflow;
             self.dirty.flow_done = true;
             if self.coflow_finished(coflow) {
@@ -497,31 +536,43 @@ impl State {
         }
         for f in self.flows.values_mut() {
             f.rate = 0.0;
+            f.slot = None;
         }
 
         let mut rates = std::mem::take(&mut self.rates);
-        rates.reset(&active);
-        let decision = if active.is_empty() {
-            coflowkit_sched::Decision::none()
-        } else {
-            sched.allocate(
-                &Snapshot {
-                    now_s,
-                    fabric: &fabric,
-                    coflows: &active,
-                },
-                &mut rates,
-            )
+        let snap = Snapshot {
+            now_s,
+            fabric: &fabric,
+            coflows: &active,
         };
-        for (ks, rs) in keys.iter().zip(&rates.per_coflow) {
-            for (k, &r) in ks.iter().zip(rs) {
+        self.clock.decide(sched, &snap, &mut rates);
+        let ports = fabric.ports();
+        let (mut up, mut down) = (vec![0.0; ports], vec![0.0; ports]);
+        for (ci, (ks, rs)) in keys.iter().zip(&mut rates.per_coflow).enumerate() {
+            for (fi, (k, r)) in ks.iter().zip(rs.iter_mut()).enumerate() {
+                if !(r.is_finite() && *r > 0.0) {
+                    *r = 0.0;
+                }
+                let fs = &active[ci].flows[fi];
+                up[fs.src as usize] += *r;
+                down[fs.dst as usize] += *r;
                 if let Some(f) = self.flows.get_mut(k) {
-                    f.rate = if r.is_finite() && r > 0.0 { r } else { 0.0 };
+                    f.rate = *r;
+                    f.slot = Some((ci as u32, fi as u32));
                 }
             }
         }
-        self.rates = rates;
+        self.clock.loads(&fabric, &up, &down);
+        (self.rates, self.active, self.keys, self.fabric) = (rates, active, keys, fabric);
         self.rounds += 1;
+        let updates = self.rate_tables();
+        self.dirty = Dirty::default();
+        self.last_decision_s = started.elapsed().as_secs_f64();
+        (self.clock.wake_at_s(), updates)
+    }
+
+    /// Every daemon's full rate table (every unfinished flow it sends).
+    fn rate_tables(&self) -> Vec<RateUpdate> {
         let mut updates: Vec<RateUpdate> = (0..self.daemons.len())
             .map(|_| RateUpdate {
                 round: self.rounds,
@@ -537,9 +588,72 @@ impl State {
                 });
             }
         }
-        self.dirty = Dirty::default();
-        self.last_decision_s = started.elapsed().as_secs_f64();
-        (decision.wake_at_s.filter(|t| t.is_finite()), updates)
+        updates
+    }
+
+    /// Hand the bandwidth of flows that ended since the last decision on (the clock's
+    /// [`Step::HandOn`]) at `now_s`: the rate tables, or `None` when the policy asks for a
+    /// full decision instead.
+    pub fn hand_on(&mut self, sched: &mut dyn Scheduler, now_s: f64) -> Option<Vec<RateUpdate>> {
+        let snap = Snapshot {
+            now_s,
+            fabric: &self.fabric,
+            coflows: &self.active,
+        };
+        match self.clock.hand_on(sched, &snap, &mut self.rates) {
+            Handed::Decide => return None,
+            Handed::Nothing => {}
+            Handed::Changed(changed) => {
+                for &(ci, fi, _) in changed {
+                    let (ci, fi) = (ci as usize, fi as usize);
+                    if let Some(f) = self.flows.get_mut(&self.keys[ci][fi]) {
+                        f.rate = self.rates.per_coflow[ci][fi];
+                    }
+                }
+            }
+        }
+        self.dirty.flow_done = false;
+        self.hand_ons += 1;
+        Some(self.rate_tables())
+    }
+
+    /// What the brain does when woken at `now_s` (`timed_out`: by the wake-up it asked for or
+    /// the safety-net tick), as the decision clock says: a full round, a hand-on of freed
+    /// bandwidth, or nothing (`None`).
+    pub fn step(
+        &mut self,
+        sched: &mut dyn Scheduler,
+        now_s: f64,
+        timed_out: bool,
+    ) -> Option<Round> {
+        let event = if self.dirty.major {
+            Event::Arrival
+        } else if timed_out {
+            Event::WakeUp
+        } else if self.dirty.flow_done {
+            Event::FlowEnd
+        } else {
+            return None;
+        };
+        let step = self.clock.on(now_s, event);
+        if step == Step::HandOn {
+            if let Some(updates) = self.hand_on(sched, now_s) {
+                return Some(Round {
+                    wake_at_s: self.clock.wake_at_s(),
+                    updates,
+                    full: false,
+                });
+            }
+        }
+        if step == Step::Wait {
+            return None;
+        }
+        let (wake_at_s, updates) = self.decide(sched, now_s);
+        Some(Round {
+            wake_at_s,
+            updates,
+            full: true,
+        })
     }
 }
 
@@ -594,6 +708,59 @@ mod tests {
         let (_, ups) = s.decide(varys.as_mut(), 1.0);
         assert_eq!(ups[a].rates.len(), 1);
         assert!((rate(&ups[a], 1) - 100.0).abs() < 1e-9);
+    }
+
+    /// The decision clock of the simulator runs here too: under SEBF a flow's end hands its
+    /// bandwidth to the flow waiting on its port without a full round; fair (max-min)
+    /// decides in full; a coflow's end always does.
+    #[test]
+    fn a_flow_end_hands_bandwidth_on_without_a_round() {
+        let mut s = State::new();
+        let a = s.register_daemon("a:1", 100.0, &[], &[]);
+        let b = s.register_daemon("b:1", 100.0, &[], &[]);
+        let c = s.register_daemon("c:1", 100.0, &[], &[]);
+        for p in [a, b, c] {
+            s.set_connected(p, true);
+        }
+        // X = {a->b: 100, a->c: 1000}, Y = {a->c: 5000}: X first (smaller); X's a->b holds
+        // a's uplink, a->c waits behind it as Y's does.
+        let x = s.register_coflow("x".into(), 0, None, 1.0, vec![]).unwrap();
+        let y = s.register_coflow("y".into(), 0, None, 1.0, vec![]).unwrap();
+        s.start_flow(a, &flow(1, x, "b:1", 100));
+        s.start_flow(a, &flow(2, x, "c:1", 1000));
+        s.start_flow(a, &flow(3, y, "c:1", 5000));
+        let mut sebf = build(SchedulerKind::Sebf, &SchedOptions::default());
+        let round = s.step(sebf.as_mut(), 0.0, false).expect("arrivals decide");
+        assert!(round.full);
+        let rate =
+            |u: &RateUpdate, f: u64| u.rates.iter().find(|r| r.flow == f).unwrap().bytes_per_s;
+        let total: f64 = [1, 2, 3].iter().map(|&f| rate(&round.updates[a], f)).sum();
+        assert!((total - 100.0).abs() < 1e-9, "a's uplink is full: {total}");
+        let before = rate(&round.updates[a], 2);
+        assert!(before < 100.0);
+        assert!(
+            s.step(sebf.as_mut(), 0.5, false).is_none(),
+            "nothing happened"
+        );
+        s.progress(a, 1, 100, true, false);
+        let round = s.step(sebf.as_mut(), 1.0, false).expect("a flow ended");
+        assert!(!round.full, "a hand-on, not a round");
+        assert_eq!((s.rounds, s.hand_ons), (1, 1));
+        assert!((rate(&round.updates[a], 2) - 100.0).abs() < 1e-9);
+        assert_eq!(rate(&round.updates[a], 3), 0.0);
+        // X ends: a full round.
+        s.progress(a, 2, 1000, true, false);
+        let round = s.step(sebf.as_mut(), 2.0, false).expect("a coflow ended");
+        assert!(round.full);
+        assert!((rate(&round.updates[a], 3) - 100.0).abs() < 1e-9);
+        // Max-min decides in full on a flow's end.
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let z = s.register_coflow("z".into(), 0, None, 1.0, vec![]).unwrap();
+        s.start_flow(b, &flow(4, z, "c:1", 1000));
+        s.start_flow(b, &flow(5, z, "a:1", 1000));
+        assert!(s.step(fair.as_mut(), 3.0, false).unwrap().full);
+        s.progress(b, 4, 1000, true, false);
+        assert!(s.step(fair.as_mut(), 4.0, false).unwrap().full);
     }
 
     #[test]

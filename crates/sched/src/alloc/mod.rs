@@ -4,13 +4,13 @@ pub mod budget;
 pub mod madd;
 pub mod pairs;
 pub mod portbits;
-pub mod refill;
-pub mod topup;
+pub(crate) mod refill;
+pub(crate) mod topup;
 pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use pairs::{fill_coflows, PairFill};
-pub use refill::{Drift, Refill};
-pub use topup::{Freed, TopUp};
+pub(crate) use refill::{Drift, Refill};
+pub(crate) use topup::{Freed, TopUp};
 pub use waterfill::{Demand, WaterFill};

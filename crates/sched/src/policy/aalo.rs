@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dclas::{Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
 use crate::alloc::{Budget, TopUp};
+use crate::machinery::Machinery;
 use crate::{CoflowState, Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -165,6 +166,12 @@ impl Aalo {
     }
 }
 
+impl Machinery for Aalo {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
+    }
+}
+
 impl Scheduler for Aalo {
     fn name(&self) -> &str {
         "aalo"
@@ -176,10 +183,6 @@ impl Scheduler for Aalo {
 
     fn on_flow_completion(&self) -> FlowCompletion {
         self.config.on_flow_completion
-    }
-
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

@@ -2,7 +2,9 @@
 //! optional cap on the concurrent fetches of each reducer (Hadoop fetches from 5 mappers at once).
 
 use crate::alloc::{fill_coflows, Budget, PairFill, Refill};
-use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
+use crate::machinery::Machinery;
+use crate::pair_policy::PairPolicy;
+use crate::{Decision, PairShare, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct Fair {
@@ -60,7 +62,9 @@ impl Scheduler for Fair {
         );
         Decision::none()
     }
+}
 
+impl Machinery for Fair {
     /// Without the reducer cap a flow's rate is its pair's share; with it, which flows run
     /// depends on their coflow and order.
     fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::alloc::{backfill, madd_for, Backfill, Budget, LoadTable, TopUp};
+use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,6 +162,12 @@ impl Ordered {
     }
 }
 
+impl Machinery for Ordered {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.core.topup)
+    }
+}
+
 impl Scheduler for Ordered {
     fn name(&self) -> &str {
         self.order.name()
@@ -172,10 +179,6 @@ impl Scheduler for Ordered {
 
     fn on_flow_completion(&self) -> FlowCompletion {
         self.on_flow_completion
-    }
-
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.core.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

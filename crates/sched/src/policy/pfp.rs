@@ -14,6 +14,7 @@
 //! same order, same greedy), at O(pairs) per flow end instead of O(flows + pairs log pairs).
 
 use crate::alloc::{Budget, Freed};
+use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 /// Priority key: deadline, remaining bytes (in grains, see [`GRAIN_S`]), then (coflow position
@@ -271,7 +272,9 @@ impl Scheduler for Pfp {
         std::mem::swap(&mut self.served, &mut self.next_served);
         Decision::none()
     }
+}
 
+impl Machinery for Pfp {
     fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
         if self.on_flow_completion != FlowCompletion::Redistribute {
             return false;

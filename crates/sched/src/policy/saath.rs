@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dclas::{all_have_room, Filler, InterQueue, Queues, Shares, Ticks, WithinCoflow};
 use crate::alloc::{Budget, TopUp};
+use crate::machinery::Machinery;
 use crate::state::CoflowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -274,6 +275,12 @@ impl Saath {
     }
 }
 
+impl Machinery for Saath {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
+    }
+}
+
 impl Scheduler for Saath {
     fn name(&self) -> &str {
         "saath"
@@ -285,10 +292,6 @@ impl Scheduler for Saath {
 
     fn on_flow_completion(&self) -> FlowCompletion {
         self.config.on_flow_completion
-    }
-
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

@@ -4,6 +4,7 @@
 //! order-preserving. Clairvoyant: reads `remaining_bytes`. The order is recomputed every call.
 
 use crate::alloc::{backfill, Backfill, Budget, TopUp};
+use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
@@ -115,6 +116,12 @@ impl Sincronia {
     }
 }
 
+impl Machinery for Sincronia {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.topup)
+    }
+}
+
 impl Scheduler for Sincronia {
     fn name(&self) -> &str {
         "sincronia"
@@ -126,10 +133,6 @@ impl Scheduler for Sincronia {
 
     fn on_flow_completion(&self) -> FlowCompletion {
         self.on_flow_completion
-    }
-
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

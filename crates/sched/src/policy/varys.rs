@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ordered::{Order, OrderedCore};
 use crate::alloc::{madd_for, Backfill, PortLoads, TopUp};
+use crate::machinery::Machinery;
 use crate::state::FlowState;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -160,6 +161,12 @@ impl Varys {
     }
 }
 
+impl Machinery for Varys {
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        Some(&mut self.core.topup)
+    }
+}
+
 impl Scheduler for Varys {
     fn name(&self) -> &str {
         "varys"
@@ -171,10 +178,6 @@ impl Scheduler for Varys {
 
     fn on_flow_completion(&self) -> FlowCompletion {
         self.config.on_flow_completion
-    }
-
-    fn topup(&mut self) -> Option<&mut TopUp> {
-        Some(&mut self.core.topup)
     }
 
     fn allocate(&mut self, snap: &Snapshot, rates: &mut Rates) -> Decision {

@@ -3,7 +3,9 @@
 //! ports this is weighted max-min with weight = remaining bytes.
 
 use crate::alloc::{fill_coflows, Budget, PairFill, Refill};
-use crate::{Decision, PairPolicy, PairShare, Rates, Scheduler, Snapshot};
+use crate::machinery::Machinery;
+use crate::pair_policy::PairPolicy;
+use crate::{Decision, PairShare, Rates, Scheduler, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct Wss {
@@ -32,7 +34,9 @@ impl Scheduler for Wss {
         );
         Decision::none()
     }
+}
 
+impl Machinery for Wss {
     fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {
         Some(self)
     }

@@ -1,0 +1,36 @@
+//! What a policy offers the decision clock besides its decisions: the machinery of handing
+//! freed bandwidth on between them. Private to this crate (a sealed supertrait of
+//! [`Scheduler`](crate::Scheduler)): worlds reach it only through [`crate::clock`].
+
+use crate::alloc::{Freed, TopUp};
+use crate::pair_policy::PairPolicy;
+use crate::{Rates, Snapshot};
+
+/// Every policy implements it (all methods have defaults: no hand-on machinery).
+pub trait Machinery {
+    /// The port index of the last decision, for [`crate::FlowCompletion::Redistribute`];
+    /// `None` for policies that do not redistribute.
+    fn topup(&mut self) -> Option<&mut TopUp> {
+        None
+    }
+
+    /// The policy as a [`PairPolicy`], when its rates depend only on a flow's port pair (as
+    /// configured): then a world may keep state per pair. `None` otherwise.
+    fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {
+        None
+    }
+
+    /// Flows ended since the last decision and their bandwidth is back in `freed.spare`: hand
+    /// it out as [`TopUp::apply`] does (rates added to `rates`, taken from `freed.spare`,
+    /// listed in `freed.changed`) and return true, or return false to ask for a full decision.
+    /// `snap` holds the state of the last decision, the finished flows' `remaining_bytes` at 0.
+    fn redistribute(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        match self.topup() {
+            Some(t) => {
+                t.apply(snap.coflows, rates, freed);
+                true
+            }
+            None => false,
+        }
+    }
+}
