@@ -86,3 +86,39 @@ fn bad_vectors_name_tenant_and_entry() {
         assert!(err.contains("v.json"), "names the file: {err}");
     }
 }
+
+#[test]
+fn sim_runs_hug_drf_psp_with_every_coflow_a_tenant() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "toy.txt", common::TOY);
+    let csv = dir.path().join("out.csv");
+    for mode in ["noncooperative", "cooperative"] {
+        let o = coflowkit(&[
+            "sim",
+            "--trace",
+            &t,
+            "-s",
+            "hug,drf,psp",
+            "--tenants",
+            "coflow",
+            "--hug-mode",
+            mode,
+            "--baseline",
+            "drf",
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&csv).unwrap();
+        for name in ["hug", "drf", "psp"] {
+            let rows = text
+                .lines()
+                .filter(|l| l.starts_with(&format!("{name},")))
+                .count();
+            assert_eq!(
+                rows, 3,
+                "{name}: one row per coflow of the toy trace\n{text}"
+            );
+        }
+    }
+}
