@@ -8,6 +8,7 @@ mod daemon;
 mod engine_args;
 mod fabric_args;
 mod fetch;
+mod hug;
 mod milliquery;
 mod millisort;
 mod plot;
@@ -78,6 +79,9 @@ enum Command {
     /// Orchestra broadcasts between real processes: Cornet and its baselines (chain, tree,
     /// HDFS-like, BitTorrent-like) with completion times beside the lower bound.
     Broadcast(broadcast::BroadcastArgs),
+    /// Multi-tenant network sharing (HUG, DRF, PS-P) for given correlation vectors.
+    #[command(subcommand)]
+    Hug(hug::HugCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -109,6 +113,7 @@ fn main() -> ExitCode {
         Command::Millisort(a) => millisort::run(a),
         Command::Milliquery(c) => milliquery::run(c),
         Command::Broadcast(a) => broadcast::run(a),
+        Command::Hug(c) => hug::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

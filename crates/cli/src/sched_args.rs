@@ -22,10 +22,22 @@ pub enum BackfillArg {
     None,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HugModeArg {
+    Noncooperative,
+    Cooperative,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TenantsArg {
+    Coflow,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct SchedArgs {
     /// Schedulers to run, comma-separated, or `all`. Names: fair, pfp, fifo, scf, ncf, tcf,
-    /// sebf, wss, varys, aalo, saath, sincronia
+    /// sebf, wss, varys, aalo, saath, sincronia; and, not in `all`, the multi-tenant hug, drf,
+    /// psp (every coflow a tenant, its vector from MADD; docs/hug.md)
     #[arg(long, short = 's', default_value = "all", value_name = "LIST")]
     pub scheduler: String,
     /// fair: at most N concurrent flows per reducer and coflow (Hadoop fetches with 5)
@@ -54,6 +66,17 @@ pub struct SchedArgs {
     /// Same as `--on-flow-completion ignore`
     #[arg(long, conflicts_with = "on_flow_completion")]
     pub coflow_events_only: bool,
+    /// hug: noncooperative (strategy-proof, spare capped) or cooperative (work-conserving)
+    #[arg(
+        long,
+        value_enum,
+        default_value = "noncooperative",
+        value_name = "MODE"
+    )]
+    pub hug_mode: HugModeArg,
+    /// hug, drf, psp: what a tenant is; `coflow` (every coflow, the only choice so far)
+    #[arg(long, value_enum, default_value = "coflow", value_name = "WHO")]
+    pub tenants: TenantsArg,
     /// aalo, saath: number of priority queues K
     #[arg(long, default_value_t = 10, value_name = "K")]
     pub queues: usize,
@@ -144,6 +167,8 @@ impl SchedArgs {
             }
         };
         let mut o = o.with_flow_completion(how);
+        o.hug_cooperative = matches!(self.hug_mode, HugModeArg::Cooperative);
+        let TenantsArg::Coflow = self.tenants;
         if self.queues == 0
             || self.queue_spacing.is_nan()
             || self.queue_spacing <= 1.0

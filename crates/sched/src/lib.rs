@@ -12,6 +12,7 @@ pub mod policy;
 pub mod registry;
 pub mod select;
 pub mod state;
+pub mod tenant;
 
 pub use clock::{ClockCounts, ClockOptions, DecisionClock, Event, Handed, PairRater, Step};
 pub use dag::{DagError, DagIds, DagPos};

@@ -13,8 +13,10 @@ use crate::policy::ordered::{Order, Ordered};
 use crate::policy::pfp::Pfp;
 use crate::policy::saath::{Saath, SaathConfig};
 use crate::policy::sincronia::Sincronia;
+use crate::policy::tenant_share::{TenantPolicy, TenantShare};
 use crate::policy::varys::{Varys, VarysConfig};
 use crate::policy::wss::Wss;
+use crate::tenant::{HugOptions, Mode};
 use crate::{FlowCompletion, Scheduler};
 
 /// Every selectable scheduler.
@@ -33,6 +35,10 @@ pub enum SchedulerKind {
     Aalo,
     Saath,
     Sincronia,
+    /// Multi-tenant sharing, every coflow a tenant (not in `ALL`: not work-conserving by design).
+    Hug,
+    Drf,
+    Psp,
 }
 
 impl SchedulerKind {
@@ -51,6 +57,10 @@ impl SchedulerKind {
         SchedulerKind::Sincronia,
     ];
 
+    /// The multi-tenant policies (issue 22), selectable by name but not part of `all`.
+    pub const TENANT: &'static [SchedulerKind] =
+        &[SchedulerKind::Hug, SchedulerKind::Drf, SchedulerKind::Psp];
+
     pub fn name(self) -> &'static str {
         match self {
             SchedulerKind::Fair => "fair",
@@ -65,6 +75,9 @@ impl SchedulerKind {
             SchedulerKind::Aalo => "aalo",
             SchedulerKind::Saath => "saath",
             SchedulerKind::Sincronia => "sincronia",
+            SchedulerKind::Hug => "hug",
+            SchedulerKind::Drf => "drf",
+            SchedulerKind::Psp => "psp",
         }
     }
 }
@@ -76,7 +89,7 @@ impl fmt::Display for SchedulerKind {
 }
 
 #[derive(Debug, Error)]
-#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().chain(SchedulerKind::TENANT).map(|k| k.name()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownScheduler(pub String);
 
 impl std::str::FromStr for SchedulerKind {
@@ -85,6 +98,7 @@ impl std::str::FromStr for SchedulerKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         SchedulerKind::ALL
             .iter()
+            .chain(SchedulerKind::TENANT)
             .copied()
             .find(|k| k.name() == s.trim().to_ascii_lowercase())
             .ok_or_else(|| UnknownScheduler(s.to_string()))
@@ -107,6 +121,9 @@ pub struct SchedOptions {
     pub aalo: AaloConfig,
     #[serde(default)]
     pub saath: SaathConfig,
+    /// `hug`: the cooperative (work-conserving) variant instead of the strategy-proof one.
+    #[serde(default)]
+    pub hug_cooperative: bool,
 }
 
 impl SchedOptions {
@@ -137,5 +154,15 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::Aalo => Box::new(Aalo::new(opts.aalo)),
         SchedulerKind::Saath => Box::new(Saath::new(opts.saath)),
         SchedulerKind::Sincronia => Box::new(Sincronia::new(opts.on_flow_completion)),
+        SchedulerKind::Hug => Box::new(TenantShare::new(TenantPolicy::Hug(HugOptions {
+            mode: if opts.hug_cooperative {
+                Mode::Cooperative
+            } else {
+                Mode::NonCooperative
+            },
+            ..HugOptions::default()
+        }))),
+        SchedulerKind::Drf => Box::new(TenantShare::new(TenantPolicy::Drf)),
+        SchedulerKind::Psp => Box::new(TenantShare::new(TenantPolicy::Psp)),
     }
 }

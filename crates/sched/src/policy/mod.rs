@@ -7,5 +7,6 @@ pub mod ordered;
 pub mod pfp;
 pub mod saath;
 pub mod sincronia;
+pub mod tenant_share;
 pub mod varys;
 pub mod wss;

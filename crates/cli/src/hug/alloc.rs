@@ -1,0 +1,183 @@
+//! `coflowkit hug alloc --vectors v.json [--mode ...] [--json out.json]`.
+//!
+//! Input: `{"capacities": [..] (optional, 1 per link), "ports": P (optional: the links are a
+//! P-port fabric's uplinks then downlinks, and each tenant's uplink and downlink demands must
+//! balance), "tenants": [{"name", "vector": [..], "weight" (optional, 1), "bounded"
+//! (optional, false)}]}`. Vectors are in capacity units, one entry per link.
+//! Output: `{"p_star", "tenants": [{"name", "guarantee", "consumption", "progress"}],
+//! "link_use"}`, shares as fractions of each link's capacity.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use coflowkit_sched::tenant::{
+    drf, hug, psp, Allocation, HugOptions, Links, Mode, Stage1, TenantSpec, Tenants,
+};
+use serde::{Deserialize, Serialize};
+
+#[derive(Args)]
+pub struct AllocArgs {
+    /// The tenants' correlation vectors (JSON, see `coflowkit hug alloc --help`).
+    #[arg(long)]
+    pub vectors: PathBuf,
+    /// Non-cooperative (public cloud): spare capacity only up to each tenant's share of its
+    /// own bottleneck, so no lie pays. Cooperative (private datacenter): work-conserving.
+    #[arg(long, value_enum, default_value = "noncooperative")]
+    pub mode: ModeArg,
+    /// HUG's stage 1: as the thesis (Eq 7.2 if every tenant is elastic, multi-round DRF if one
+    /// is bounded), or always one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub stage1: Stage1Arg,
+    /// The policy: HUG, or the DRF and PS-P baselines (which ignore --mode and --stage1).
+    #[arg(long, value_enum, default_value = "hug")]
+    pub policy: Policy,
+    /// Write the result here as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    Noncooperative,
+    Cooperative,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Stage1Arg {
+    Auto,
+    ClosedForm,
+    MultiRound,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Policy {
+    Hug,
+    Drf,
+    Psp,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    capacities: Option<Vec<f64>>,
+    ports: Option<usize>,
+    tenants: Vec<TenantIn>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TenantIn {
+    name: String,
+    vector: Vec<f64>,
+    weight: Option<f64>,
+    bounded: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct Output {
+    p_star: f64,
+    tenants: Vec<TenantOut>,
+    link_use: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct TenantOut {
+    name: String,
+    guarantee: Vec<f64>,
+    consumption: Vec<f64>,
+    progress: f64,
+}
+
+pub fn run(a: AllocArgs) -> Result<()> {
+    let path = a.vectors.display();
+    let text = std::fs::read_to_string(&a.vectors).with_context(|| format!("reading {path}"))?;
+    let input: Input = serde_json::from_str(&text).with_context(|| format!("{path}"))?;
+    let t = tenants(input).with_context(|| format!("{path}"))?;
+    let opts = HugOptions {
+        mode: match a.mode {
+            ModeArg::Noncooperative => Mode::NonCooperative,
+            ModeArg::Cooperative => Mode::Cooperative,
+        },
+        stage1: match a.stage1 {
+            Stage1Arg::Auto => Stage1::Auto,
+            Stage1Arg::ClosedForm => Stage1::ClosedForm,
+            Stage1Arg::MultiRound => Stage1::MultiRound,
+        },
+    };
+    let alloc = match a.policy {
+        Policy::Hug => hug(&t, opts),
+        Policy::Drf => drf(&t),
+        Policy::Psp => psp(&t),
+    };
+    let out = output(&t, &alloc);
+    print(&out, alloc.utilization(&t));
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&out)? + "\n")
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+fn tenants(input: Input) -> Result<Tenants> {
+    let n = match (&input.capacities, input.ports, input.tenants.first()) {
+        (Some(c), _, _) => c.len(),
+        (None, Some(p), _) => 2 * p,
+        (None, None, Some(t)) => t.vector.len(),
+        (None, None, None) => 0,
+    };
+    let caps = input.capacities.unwrap_or_else(|| vec![1.0; n]);
+    let links = match input.ports {
+        Some(p) => Links::fabric(p, caps)?,
+        None => Links::independent(caps)?,
+    };
+    let specs: Vec<TenantSpec> = input
+        .tenants
+        .into_iter()
+        .map(|t| TenantSpec {
+            name: t.name,
+            vector: t.vector,
+            weight: t.weight.unwrap_or(1.0),
+            bounded: t.bounded.unwrap_or(false),
+        })
+        .collect();
+    Ok(Tenants::new(links, &specs)?)
+}
+
+fn output(t: &Tenants, a: &Allocation) -> Output {
+    Output {
+        p_star: a.p_star,
+        tenants: (0..t.len())
+            .map(|k| TenantOut {
+                name: t.tenants[k].name.clone(),
+                guarantee: a.dense_guarantee(t, k),
+                consumption: a.dense_consumption(t, k),
+                progress: a.progress(t, k),
+            })
+            .collect(),
+        link_use: a.link_use(t),
+    }
+}
+
+fn print(o: &Output, utilization: f64) {
+    println!(
+        "P* = {:.6}   utilization = {:.6} of all capacity",
+        o.p_star, utilization
+    );
+    let row = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.4}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for t in &o.tenants {
+        println!(
+            "{:<12} progress {:.6}  guarantee [{}]  consumption [{}]",
+            t.name,
+            t.progress,
+            row(&t.guarantee),
+            row(&t.consumption)
+        );
+    }
+    println!("{:<12} [{}]", "link use", row(&o.link_use));
+}

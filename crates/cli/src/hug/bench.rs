@@ -1,0 +1,145 @@
+//! `coflowkit hug bench`: how long HUG takes to compute on a P-machine fabric (2P links), as
+//! the thesis measured (§7.7.2: under 5 µs for 100 machines, 8.6 ms for 100,000). Tenants
+//! sit on random machines (seeded): `--load` tenant VMs per machine on average, `--vms` each.
+//! Run it from a release build. Times are this thread's CPU time (median), so that a loaded
+//! machine's preemptions do not count, beside the best wall time.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{ensure, Result};
+use clap::Args;
+use coflowkit_sched::tenant::drf::closed_form;
+use coflowkit_sched::tenant::gen::random_fabric;
+use coflowkit_sched::tenant::{hug, HugOptions};
+use serde::Serialize;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Fabric sizes in machines (each an uplink and a downlink).
+    #[arg(long, value_delimiter = ',', default_value = "100,10000,100000")]
+    pub machines: Vec<usize>,
+    /// VMs (machines) per tenant.
+    #[arg(long, default_value_t = 10)]
+    pub vms: usize,
+    /// Tenant VMs per machine on average: tenants = load x machines / vms.
+    #[arg(long, default_value_t = 2.0)]
+    pub load: f64,
+    /// Runs per measurement; the median is reported.
+    #[arg(long, default_value_t = 21)]
+    pub repeat: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the rows here as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Row {
+    machines: usize,
+    links: usize,
+    tenants: usize,
+    entries: usize,
+    /// Eq 7.2 (P*) alone: median CPU time, best wall time.
+    p_star_cpu_us: f64,
+    p_star_wall_us: f64,
+    /// Algorithm 6 whole (guarantees and every link's capped max-min): the same.
+    hug_cpu_us: f64,
+    hug_wall_us: f64,
+}
+
+pub fn run(a: BenchArgs) -> Result<()> {
+    ensure!(
+        a.vms >= 1 && a.repeat >= 1,
+        "--vms and --repeat must be at least 1"
+    );
+    if cfg!(debug_assertions) {
+        eprintln!("warning: a debug build; times mean little (cargo run --release)");
+    }
+    println!(
+        "hug bench: {} VMs per tenant, {} tenant VMs per machine, median of {} runs",
+        a.vms, a.load, a.repeat
+    );
+    println!(
+        "{:>9} {:>8} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12}",
+        "machines",
+        "links",
+        "tenants",
+        "entries",
+        "P* cpu us",
+        "P* wall us",
+        "HUG cpu us",
+        "HUG wall us"
+    );
+    let mut rows = Vec::new();
+    for &p in &a.machines {
+        ensure!(
+            p >= a.vms,
+            "{p} machines cannot host a tenant of {} VMs",
+            a.vms
+        );
+        let m = ((a.load * p as f64) / a.vms as f64).round().max(1.0) as usize;
+        let t = random_fabric(p, m, a.vms, a.seed ^ p as u64)?;
+        let entries = t.tenants.iter().map(|x| x.d.len()).sum();
+        let (p_star_cpu_us, p_star_wall_us) = measure(a.repeat, || {
+            black_box(closed_form(black_box(&t)));
+        });
+        let (hug_cpu_us, hug_wall_us) = measure(a.repeat, || {
+            black_box(hug(black_box(&t), HugOptions::default()));
+        });
+        let row = Row {
+            machines: p,
+            links: 2 * p,
+            tenants: t.len(),
+            entries,
+            p_star_cpu_us,
+            p_star_wall_us,
+            hug_cpu_us,
+            hug_wall_us,
+        };
+        println!(
+            "{:>9} {:>8} {:>8} {:>9} {:>12.2} {:>12.2} {:>12.1} {:>12.1}",
+            row.machines,
+            row.links,
+            row.tenants,
+            row.entries,
+            row.p_star_cpu_us,
+            row.p_star_wall_us,
+            row.hug_cpu_us,
+            row.hug_wall_us
+        );
+        rows.push(row);
+    }
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;
+    }
+    Ok(())
+}
+
+/// Median thread CPU time and best wall time of `f`, in microseconds.
+fn measure(n: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f(); // warm the caches
+    let mut cpu = Vec::with_capacity(n);
+    let mut wall = f64::INFINITY;
+    for _ in 0..n {
+        let (c, w) = (thread_cpu_s(), Instant::now());
+        f();
+        wall = wall.min(w.elapsed().as_secs_f64() * 1e6);
+        cpu.push((thread_cpu_s() - c) * 1e6);
+    }
+    cpu.sort_by(f64::total_cmp);
+    (cpu[n / 2], wall)
+}
+
+/// This thread's CPU time in seconds.
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}

@@ -1,0 +1,68 @@
+//! What can be wrong with a multi-tenant input: every error names the tenant and the entry.
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum TenantError {
+    #[error("no tenants: an allocation needs at least one")]
+    NoTenants,
+    #[error("no links: give at least one capacity")]
+    NoLinks,
+    #[error("link {link}: capacity {value} is not a positive finite number")]
+    BadCapacity { link: usize, value: f64 },
+    #[error("{ports} ports need 2 x {ports} = {} link capacities, got {got}", 2 * ports)]
+    PortsMismatch { ports: usize, got: usize },
+    #[error("tenant '{tenant}': vector has {got} entries, the fabric has {want} links")]
+    Length {
+        tenant: String,
+        got: usize,
+        want: usize,
+    },
+    #[error("tenant '{tenant}': entry {entry} is {value}; entries must be finite and >= 0")]
+    BadEntry {
+        tenant: String,
+        entry: usize,
+        value: f64,
+    },
+    #[error("tenant '{tenant}': link {link} is out of order or outside the {links} links")]
+    BadLink {
+        tenant: String,
+        link: u32,
+        links: usize,
+    },
+    #[error("tenant '{tenant}': flow {flow} uses port {port}, the fabric has {ports} ports")]
+    BadPort {
+        tenant: String,
+        flow: usize,
+        port: u32,
+        ports: usize,
+    },
+    #[error("tenant '{tenant}': every entry is 0; a tenant must use at least one link")]
+    AllZero { tenant: String },
+    #[error(
+        "tenant '{tenant}': uplinks (entries 0..{ports}) sum to {up} but downlinks (entries \
+         {ports}..{}) sum to {down}; a tenant receives what it sends",
+        2 * ports
+    )]
+    Unbalanced {
+        tenant: String,
+        ports: usize,
+        up: f64,
+        down: f64,
+    },
+    #[error("per-flow fairness needs a fabric of ports (uplinks then downlinks)")]
+    NotAFabric,
+    #[error(
+        "flow {flow} (tenant {tenant}, {src} -> {dst}) is outside {ports} ports / {tenants} tenants"
+    )]
+    BadFlow {
+        flow: usize,
+        tenant: u32,
+        src: u32,
+        dst: u32,
+        ports: usize,
+        tenants: usize,
+    },
+    #[error("tenant '{tenant}': weight {value} is not a positive finite number")]
+    BadWeight { tenant: String, value: f64 },
+}
