@@ -1,6 +1,6 @@
-//! The simulator's side of DAG dependencies (`Coflow::parents`): every coflow's
-//! `external.internal` id from the shared Pseudocode 5 ([`DagIds`]), each DAG's finished bytes,
-//! which its active coflows inherit, and, for starts-after, the barrier that holds a child until
+//! The simulator's side of DAG dependencies (`Coflow::parents`): it registers every coflow with
+//! the shared Pseudocode 5 ([`DagIds`], which numbers the DAGs and tallies their finished bytes),
+//! reports each coflow's end with the bytes it sent, and, for starts-after, holds a child until
 //! its parents are done.
 
 use std::collections::HashMap;
@@ -9,7 +9,7 @@ use coflowkit_model::Trace;
 use coflowkit_sched::{CoflowState, DagIds, DagPos};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::SimError;
+use crate::error::SimError;
 use crate::outcome::CoflowOutcome;
 
 /// How a child depends on its parents (spec §1.1; Aalo §6.6.1, `C_E` a parent of `C_F`).
@@ -28,10 +28,8 @@ pub enum Dependencies {
 }
 
 pub(crate) struct DagBook {
-    /// Per trace index, its place (finished bytes filled in on admission).
-    pos: Vec<DagPos>,
-    /// Per external id, the bytes of its coflows that finished.
-    finished: Vec<f64>,
+    /// Every coflow's place, and the tally of finished bytes per DAG.
+    ids: DagIds,
     /// Admitted trace indices not yet finished.
     live: Vec<usize>,
     /// Starts-after only: each coflow's parents as trace indices.
@@ -55,13 +53,10 @@ impl DagBook {
             return Ok(None);
         }
         let mut ids = DagIds::new();
-        let mut pos = vec![None; trace.coflows.len()];
         for &ti in order {
             let c = &trace.coflows[ti];
-            pos[ti] = Some(ids.assign(c.id, c.arrival_s, &c.parents)?);
+            ids.assign(c.id, c.arrival_s, &c.parents)?;
         }
-        let pos: Vec<DagPos> = pos.into_iter().map(|p| p.expect("all assigned")).collect();
-        let dags = pos.iter().map(|p| p.external + 1).max().unwrap_or(0) as usize;
         let parents = (deps == Dependencies::StartsAfter).then(|| {
             let index: HashMap<_, _> = order.iter().map(|&ti| (trace.coflows[ti].id, ti)).collect();
             trace
@@ -71,8 +66,7 @@ impl DagBook {
                 .collect()
         });
         Ok(Some(DagBook {
-            pos,
-            finished: vec![0.0; dags],
+            ids,
             live: Vec::new(),
             parents,
             held: Vec::new(),
@@ -129,15 +123,16 @@ impl DagBook {
         }
     }
 
-    /// Trace coflow `ti` arrives.
-    pub(crate) fn admit(&mut self, ti: usize) -> DagPos {
+    /// Trace coflow `ti` arrives: its place, with its DAG's finished bytes so far.
+    pub(crate) fn admit(&mut self, trace: &Trace, ti: usize) -> DagPos {
         self.live.push(ti);
-        let mut p = self.pos[ti];
-        p.finished_bytes = self.finished[p.external as usize];
-        p
+        self.ids
+            .pos(trace.coflows[ti].id)
+            .expect("every coflow was assigned")
     }
 
-    /// After coflows finished: add their bytes to their DAGs and tell the active coflows.
+    /// After coflows finished: report each one's end with the bytes it sent (all of them) and
+    /// give the active coflows their DAGs' new tallies.
     pub(crate) fn refresh(
         &mut self,
         trace: &Trace,
@@ -145,19 +140,17 @@ impl DagBook {
         active: &mut [CoflowState],
     ) {
         let before = self.live.len();
-        let (pos, finished) = (&self.pos, &mut self.finished);
+        let ids = &mut self.ids;
         self.live.retain(|&ti| {
             if outcomes[ti].is_none() {
                 return true;
             }
-            finished[pos[ti].external as usize] += trace.coflows[ti].bytes();
+            let c = &trace.coflows[ti];
+            ids.ended(c.id, c.bytes());
             false
         });
-        if self.live.len() == before {
-            return;
-        }
-        for d in active.iter_mut().filter_map(|c| c.dag.as_mut()) {
-            d.finished_bytes = self.finished[d.external as usize];
+        if self.live.len() != before {
+            self.ids.place(active);
         }
     }
 }

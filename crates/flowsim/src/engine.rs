@@ -1,5 +1,7 @@
-//! The event loop. Cost per event is proportional to the active flows: one scheduler decision,
-//! one pass to find the next completion, one pass to advance bytes and retire finished flows.
+//! The event loop, in three named phases per decision: admit (bring bytes up to date, retire
+//! finished coflows, admit arrivals), decide (the policy, through the shared decision clock),
+//! advance (flow completions, handed on or waited out as the clock says, until the next
+//! decision). Cost per decision is proportional to the active flows.
 
 use std::collections::BinaryHeap;
 use std::time::Instant;
@@ -9,48 +11,13 @@ use coflowkit_sched::{
     ClockOptions, CoflowState, DecisionClock, Event, FlowCompletion, FlowState, Rates, Scheduler,
     Snapshot, Step,
 };
-use thiserror::Error;
 
 use crate::dag::DagBook;
 pub use crate::dag::Dependencies;
+pub use crate::error::SimError;
 use crate::outcome::SimOutput;
 use crate::pair_world;
 use crate::world::{same_time, Meta, World};
-
-#[derive(Debug, Error, PartialEq)]
-pub enum SimError {
-    #[error("coflow {coflow}: flow uses port {port}, but the fabric has {ports} ports")]
-    PortOutOfRange {
-        coflow: u64,
-        port: u32,
-        ports: usize,
-    },
-    #[error("coflow {coflow}: flow of {bytes} bytes: sizes must be finite and non-negative")]
-    BadSize { coflow: u64, bytes: f64 },
-    #[error("scheduler `{scheduler}` at t={time_s}s: {dir} of port {port} carries {load} B/s, above its capacity {cap} B/s")]
-    OverCapacity {
-        scheduler: String,
-        time_s: f64,
-        dir: &'static str,
-        port: usize,
-        load: f64,
-        cap: f64,
-    },
-    #[error("scheduler `{scheduler}` at t={time_s}s gave a flow the invalid rate {rate}")]
-    BadRate {
-        scheduler: String,
-        time_s: f64,
-        rate: f64,
-    },
-    #[error("dependencies: {0}")]
-    Dag(#[from] coflowkit_sched::DagError),
-    #[error("scheduler `{scheduler}` stalled at t={time_s}s: {flows} flows left, none has a rate, and nothing is due to happen")]
-    Stalled {
-        scheduler: String,
-        time_s: f64,
-        flows: usize,
-    },
-}
 
 /// Replay `trace` on `fabric` under `sched`. Deterministic: the same inputs give the same output
 /// (wall time aside).
@@ -96,7 +63,7 @@ pub fn simulate_with(
     validate(trace, fabric)?;
     let started = Instant::now();
     let name = sched.name().to_string();
-    let mut clock = DecisionClock::new(
+    let clock = DecisionClock::new(
         sched,
         ClockOptions {
             flow_quantum_s: opts.flow_quantum_s,
@@ -112,7 +79,7 @@ pub fn simulate_with(
             .total_cmp(&trace.coflows[b].arrival_s)
     });
 
-    let mut dags = DagBook::new(trace, &order, opts.dependencies)?;
+    let dags = DagBook::new(trace, &order, opts.dependencies)?;
     // Pair-rated policies keep state per pair (the clock offers their rater when they decide
     // on every event), unless something needs per-flow timing: dependencies.
     if dags.is_none() && !opts.per_flow {
@@ -121,7 +88,7 @@ pub fn simulate_with(
         }
     }
 
-    let mut w = World {
+    let w = World {
         trace,
         fabric,
         active: Vec::new(),
@@ -136,16 +103,80 @@ pub fn simulate_with(
         outcomes: vec![None; trace.coflows.len()],
         makespan: 0.0,
     };
-    let mut next = 0usize;
-    let mut now = 0.0f64;
-    let mut up_load = vec![0.0; fabric.ports()];
-    let mut down_load = vec![0.0; fabric.ports()];
-
+    let mut run = Run {
+        trace,
+        fabric,
+        name,
+        order,
+        next: 0,
+        now: 0.0,
+        dags,
+        w,
+        clock,
+        up_load: vec![0.0; fabric.ports()],
+        down_load: vec![0.0; fabric.ports()],
+    };
+    // The phases, as CoflowSim names them: admission, schedule, departures.
     loop {
-        // A decision point: bring state up to date, admit arrivals, decide.
+        run.admit();
+        if run.w.active.is_empty() {
+            match run.order.get(run.next) {
+                Some(&ti) => {
+                    run.now = trace.coflows[ti].arrival_s;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        run.decide(sched)?;
+        run.advance(sched)?;
+    }
+    let Run {
+        name,
+        dags,
+        mut w,
+        clock,
+        ..
+    } = run;
+    if let Some(d) = &dags {
+        d.restate_released(&mut w.outcomes);
+    }
+    let counts = clock.counts();
+    Ok(SimOutput {
+        scheduler: name,
+        coflows: w.outcomes.into_iter().flatten().collect(),
+        decisions: counts.decisions,
+        redistributions: counts.hand_ons,
+        makespan_s: w.makespan,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// One replay in the per-flow world, between its phases.
+struct Run<'a> {
+    trace: &'a Trace,
+    fabric: &'a Fabric,
+    name: String,
+    /// Coflows in arrival order, and the next to arrive.
+    order: Vec<usize>,
+    next: usize,
+    now: f64,
+    dags: Option<DagBook>,
+    w: World<'a>,
+    /// When to decide; it also counts decisions and hand-ons (the run's metrics).
+    clock: DecisionClock,
+    up_load: Vec<f64>,
+    down_load: Vec<f64>,
+}
+
+impl Run<'_> {
+    /// Admission: bring state up to `now`, retire finished coflows, and admit arrivals (and,
+    /// starts-after, children whose last parent just finished).
+    fn admit(&mut self) {
+        let (trace, now) = (self.trace, self.now);
+        let w = &mut self.w;
         w.sync(now);
-        // Starts-after: children whose last parent just finished arrive now.
-        let mut released = match dags.as_mut() {
+        let mut released = match self.dags.as_mut() {
             Some(d) => {
                 if w.retire(now) {
                     d.refresh(trace, &w.outcomes, &mut w.active);
@@ -157,10 +188,12 @@ pub fn simulate_with(
         loop {
             let (ti, arrival_s) = if let Some(ti) = released.pop() {
                 (ti, now)
-            } else if next < order.len() && trace.coflows[order[next]].arrival_s <= now {
-                let ti = order[next];
-                next += 1;
-                if dags.as_mut().is_some_and(|d| d.hold(ti, &w.outcomes)) {
+            } else if self.next < self.order.len()
+                && trace.coflows[self.order[self.next]].arrival_s <= now
+            {
+                let ti = self.order[self.next];
+                self.next += 1;
+                if (self.dags.as_mut()).is_some_and(|d| d.hold(ti, &w.outcomes)) {
                     continue;
                 }
                 (ti, trace.coflows[ti].arrival_s)
@@ -189,50 +222,51 @@ pub fn simulate_with(
                 sent_bytes: 0.0,
                 max_flow_sent_bytes: 0.0,
                 flows,
-                dag: dags.as_mut().map(|d| d.admit(ti)),
+                dag: self.dags.as_mut().map(|d| d.admit(trace, ti)),
             });
         }
         // Coflows that arrived as others finish: `retire` moves rates along with coflows.
         w.rates.per_coflow.resize_with(w.active.len(), Vec::new);
         if w.retire(now) {
-            if let Some(d) = dags.as_mut() {
+            if let Some(d) = self.dags.as_mut() {
                 d.refresh(trace, &w.outcomes, &mut w.active);
             }
         }
-        if w.active.is_empty() {
-            match order.get(next) {
-                Some(&ti) => {
-                    now = trace.coflows[ti].arrival_s;
-                    continue;
-                }
-                None => break,
-            }
-        }
-        clock.decide(
+    }
+
+    /// Schedule: a full decision at `now`, its completions predicted and checked against
+    /// capacity, its port loads told to the clock.
+    fn decide(&mut self, sched: &mut dyn Scheduler) -> Result<(), SimError> {
+        let w = &mut self.w;
+        self.clock.decide(
             sched,
             &Snapshot {
-                now_s: now,
-                fabric,
+                now_s: self.now,
+                fabric: self.fabric,
                 coflows: &w.active,
             },
             &mut w.rates,
         );
-        w.schedule_completions(now, &name, &mut up_load, &mut down_load)?;
-        clock.loads(fabric, &up_load, &down_load);
+        (w).schedule_completions(self.now, &self.name, &mut self.up_load, &mut self.down_load)?;
+        self.clock
+            .loads(self.fabric, &self.up_load, &self.down_load);
+        Ok(())
+    }
 
-        // Run until the clock calls for the next decision.
+    /// Departures: run flow completions (handing bandwidth on where the clock says so) until
+    /// the clock calls for the next decision, or an arrival or wake-up does.
+    fn advance(&mut self, sched: &mut dyn Scheduler) -> Result<(), SimError> {
+        let (trace, w, clock) = (self.trace, &mut self.w, &mut self.clock);
         loop {
-            let next_arrival = order.get(next).map(|&ti| trace.coflows[ti].arrival_s);
+            let next_arrival = (self.order.get(self.next)).map(|&ti| trace.coflows[ti].arrival_s);
             let next_due = w.next_due();
-            let wake = clock.wake_at_s();
             let t_other = next_arrival
                 .unwrap_or(f64::INFINITY)
-                .min(wake.unwrap_or(f64::INFINITY));
+                .min(clock.wake_at_s().unwrap_or(f64::INFINITY));
             match next_due {
                 Some(t) if t <= t_other => {
-                    let horizon = same_time(t);
-                    let coflow_done = w.complete_due(t, horizon, &mut clock);
-                    now = t;
+                    let coflow_done = w.complete_due(t, same_time(t), clock);
+                    self.now = t;
                     // Nothing left running: decide again rather than idle (or stall) until
                     // the next arrival.
                     let event = if coflow_done {
@@ -242,11 +276,11 @@ pub fn simulate_with(
                     } else {
                         Event::FlowEnd
                     };
-                    match clock.on(now, event) {
-                        Step::Decide => break,
+                    match clock.on(t, event) {
+                        Step::Decide => return Ok(()),
                         Step::HandOn => {
-                            if !w.hand_on(now, sched, &mut clock) {
-                                break;
+                            if !w.hand_on(t, sched, clock) {
+                                return Ok(());
                             }
                         }
                         Step::Wait => {}
@@ -255,29 +289,18 @@ pub fn simulate_with(
                 _ => {
                     if !t_other.is_finite() {
                         return Err(SimError::Stalled {
-                            scheduler: name,
-                            time_s: now,
+                            scheduler: self.name.clone(),
+                            time_s: self.now,
                             flows: w.active.iter().map(|c| c.flows.len()).sum(),
                         });
                     }
-                    now = t_other;
                     // An arrival or a wake-up: both call for a full decision.
-                    break;
+                    self.now = t_other;
+                    return Ok(());
                 }
             }
         }
     }
-    if let Some(d) = &dags {
-        d.restate_released(&mut w.outcomes);
-    }
-    Ok(SimOutput {
-        scheduler: name,
-        coflows: w.outcomes.into_iter().flatten().collect(),
-        decisions: clock.counts().decisions,
-        redistributions: clock.counts().hand_ons,
-        makespan_s: w.makespan,
-        wall_s: started.elapsed().as_secs_f64(),
-    })
 }
 
 fn validate(trace: &Trace, fabric: &Fabric) -> Result<(), SimError> {

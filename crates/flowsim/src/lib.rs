@@ -9,12 +9,14 @@
 pub mod coflowsim;
 mod dag;
 pub mod engine;
+mod error;
 pub mod outcome;
 mod pair_world;
 pub mod pull;
 pub mod summary;
 mod world;
 
-pub use engine::{simulate, simulate_with, Dependencies, SimError, SimOptions};
+pub use engine::{simulate, simulate_with, Dependencies, SimOptions};
+pub use error::SimError;
 pub use outcome::{CoflowOutcome, SimOutput};
 pub use summary::Summary;

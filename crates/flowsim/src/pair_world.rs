@@ -29,7 +29,7 @@ use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::alloc::Demand;
 use coflowkit_sched::{DecisionClock, PairRater, PairShare};
 
-use crate::engine::SimError;
+use crate::error::SimError;
 use crate::outcome::{CoflowOutcome, SimOutput};
 use crate::world::{check_capacity, finish_flow, outcome, same_time, Meta, DONE_FRACTION};
 

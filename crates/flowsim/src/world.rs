@@ -7,7 +7,7 @@ use coflowkit_model::bins::Bin;
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::{CoflowState, DecisionClock, Handed, Rates, Scheduler, Snapshot};
 
-use crate::engine::SimError;
+use crate::error::SimError;
 use crate::outcome::CoflowOutcome;
 
 /// A flow with at most this fraction of its size left is finished (floating-point dust).

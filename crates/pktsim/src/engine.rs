@@ -9,6 +9,7 @@
 //! timestep (`poll_control`); once per timestep, after every arrival, each host polls
 //! `poll_transmit` for its grants and one data packet. Time is the timestep.
 
+use crate::metrics::Metrics;
 use std::collections::VecDeque;
 
 use coflowkit_shuffle::matrix::PacketMatrix;
@@ -24,6 +25,8 @@ use crate::variation::PortVariation;
 
 /// A simulation in progress. `run` drives one to the end; tests can step it.
 pub struct Sim {
+    /// What the run counts (the report reads them).
+    pub(crate) m: Metrics,
     pub(crate) cfg: SimConfig,
     pub(crate) protocol: Protocol,
     pub(crate) topo: Topology,
@@ -39,24 +42,9 @@ pub struct Sim {
     rx_used: Vec<u32>,
     rx_stamp: Vec<u64>,
     scratch: Vec<Packet>,
-    pub(crate) data_total: u64,
-    pub(crate) data_done: u64,
-    pub(crate) last_rx: u64,
-    /// Per host: timestep + 1 of its last data packet received and sent (0: none).
-    pub(crate) host_rx_end: Vec<u64>,
-    pub(crate) host_tx_end: Vec<u64>,
-    pub(crate) up_series: Vec<u32>,
-    /// Messages completed in each timestep.
-    pub(crate) done_series: Vec<u32>,
-    pub(crate) messages: u64,
-    pub(crate) down_series: Vec<u32>,
     occupancy: Vec<u64>,
-    pub(crate) peak_switch: Vec<u64>,
-    pub(crate) peak_port: u64,
-    pub(crate) hops: u64,
     /// Audit: packets each sender has been allowed (max cumulative grant seen), per message.
     allowed: Vec<u32>,
-    pub(crate) violations: u64,
     step_left: Vec<u64>,
     cur_step: usize,
     barrier_due: Option<u64>,
@@ -67,7 +55,6 @@ pub struct Sim {
     sched: Vec<NodeSchedule>,
     preempted: Vec<bool>,
     stalled: Vec<bool>,
-    pub(crate) preempted_steps: Vec<u64>,
     /// GlobalSched's all-reduce: period in timesteps (0: every timestep) and the value in
     /// flight (sampled at the start of the current period, delivered at its end).
     allreduce_period: u64,
@@ -77,12 +64,6 @@ pub struct Sim {
     allreduce_sampled: u64,
     /// Per-port capacity variation (empty when off).
     variation: Vec<PortVariation>,
-    /// Sum over timesteps of the data queued per switch (for average occupancy).
-    pub(crate) occupancy_sum: Vec<u64>,
-    /// Peak data queued in one port of each class: ToR to host, ToR to core, core to ToR.
-    pub(crate) peak_port_class: [u64; 3],
-    /// Sum over timesteps of the data queued in each port class (same classes).
-    pub(crate) class_sum: [u64; 3],
     /// Wire impairments (None: a loss-free wire) and the packets they release this timestep.
     impair: Option<Impair>,
     released: Vec<(u32, Packet)>,
@@ -156,6 +137,27 @@ impl Sim {
             50 * lower + 100_000 + recovery.map_or(0, |r| 40 * r.timeout)
         };
         let mut sim = Sim {
+            m: Metrics {
+                data_total,
+                data_done: 0,
+                last_rx: 0,
+                host_rx_end: vec![0; n],
+                host_tx_end: vec![0; n],
+                up_series: Vec::with_capacity(lower as usize + 64),
+                done_series: Vec::with_capacity(lower as usize + 64),
+                messages: (0..n)
+                    .map(|i| (0..n).filter(|&j| j != i && m.get(i, j) > 0).count() as u64)
+                    .sum(),
+                down_series: Vec::with_capacity(lower as usize + 64),
+                peak_switch: vec![0; topo.racks + 1],
+                peak_port: 0,
+                hops: 0,
+                violations: 0,
+                preempted_steps: vec![0; n],
+                occupancy_sum: vec![0; topo.racks + 1],
+                peak_port_class: [0; 3],
+                class_sum: [0; 3],
+            },
             cfg: cfg.clone(),
             protocol,
             n,
@@ -168,27 +170,12 @@ impl Sim {
             rx_used: vec![0; n],
             rx_stamp: vec![u64::MAX; n],
             scratch: Vec::new(),
-            data_total,
-            data_done: 0,
-            last_rx: 0,
-            host_rx_end: vec![0; n],
-            host_tx_end: vec![0; n],
-            up_series: Vec::with_capacity(lower as usize + 64),
-            done_series: Vec::with_capacity(lower as usize + 64),
-            messages: (0..n)
-                .map(|i| (0..n).filter(|&j| j != i && m.get(i, j) > 0).count() as u64)
-                .sum(),
-            down_series: Vec::with_capacity(lower as usize + 64),
             occupancy: vec![0; topo.racks + 1],
-            peak_switch: vec![0; topo.racks + 1],
-            peak_port: 0,
-            hops: 0,
             allowed: if cfg.audit {
                 vec![0; n * n]
             } else {
                 Vec::new()
             },
-            violations: 0,
             step_left,
             cur_step: 1,
             barrier_due: Some(0),
@@ -207,16 +194,12 @@ impl Sim {
             },
             preempted: vec![false; n],
             stalled: Vec::new(),
-            preempted_steps: vec![0; n],
             allreduce_period: allreduce_period(cfg, n),
             allreduce_next: 0,
             allreduce_pending: 0,
             allreduce_value: 0,
             allreduce_sampled: 0,
             variation: Vec::new(),
-            occupancy_sum: vec![0; topo.racks + 1],
-            peak_port_class: [0; 3],
-            class_sum: [0; 3],
             impair: cfg.loss.on().then(|| Impair::new(cfg.loss, cfg.seed)),
             released: Vec::new(),
             spare: Vec::new(),
@@ -269,7 +252,7 @@ impl Sim {
 
     /// Timestep after the last data packet host `i` received and sent (0: none).
     pub fn host_ends(&self, i: usize) -> (u64, u64) {
-        (self.host_rx_end[i], self.host_tx_end[i])
+        (self.m.host_rx_end[i], self.m.host_tx_end[i])
     }
 
     pub fn node(&self, i: usize) -> &Node {
@@ -283,7 +266,7 @@ impl Sim {
 
     /// All data delivered.
     pub fn finished(&self) -> bool {
-        self.data_done == self.data_total
+        self.m.data_done == self.m.data_total
     }
 
     /// Stopped without finishing: out of time, or nothing moved for a long time.
@@ -328,7 +311,7 @@ impl Sim {
                 Priorities::All => Some(if same { 2 } else { 4 }),
             };
             if let Some(hops) = direct {
-                self.hops += hops - 1;
+                self.m.hops += hops - 1;
                 self.wheel.send_hops(self.now, hops, HOST, p);
                 return;
             }
@@ -353,15 +336,25 @@ impl Sim {
         }
     }
 
-    /// One timestep.
+    /// One timestep, in named phases: the timestep's clocks (barrier, preemption, all-reduce,
+    /// capacity variation), deliver (packets landing at switch ports and hosts), nodes
+    /// (receive, grant, send), forward (switch ports drain), then the accounting.
     pub fn step(&mut self) {
+        self.clocks();
+        let landed = self.deliver();
+        let acted = self.nodes();
+        self.forward();
+        self.account(landed || acted);
+    }
+
+    /// The timestep's clocks: the lockstep barrier, who is preempted, the all-reduce, port
+    /// capacities that vary.
+    fn clocks(&mut self) {
         let now = self.now;
-        let mut moved = false;
-        let mut delivered = 0u32;
         if self.protocol == Protocol::Lockstep {
             self.lockstep_barrier();
         }
-        self.done_series.push(0);
+        self.m.done_series.push(0);
         if !self.sched.is_empty() {
             for (h, s) in self.sched.iter_mut().enumerate() {
                 self.preempted[h] = s.at(now);
@@ -373,7 +366,7 @@ impl Sim {
             }
         }
         if !self.sched.is_empty() || !self.stalled.is_empty() {
-            for (c, &p) in self.preempted_steps.iter_mut().zip(&self.preempted) {
+            for (c, &p) in self.m.preempted_steps.iter_mut().zip(&self.preempted) {
                 *c += p as u64;
             }
         }
@@ -385,6 +378,15 @@ impl Sim {
                 pt.cap_milli = v.redraw(now);
             }
         }
+    }
+
+    /// Packets the impaired wire held back go on, and packets land: at a host (received at
+    /// once unless a backlog waits or the host is out of budget) or at a switch port (queued,
+    /// or passed on at once on the priority lane). Returns whether anything moved.
+    fn deliver(&mut self) -> bool {
+        let now = self.now;
+        let mut moved = false;
+        let mut delivered = 0u32;
         // 0. Packets the impaired wire held back go on now.
         if self.impair.as_ref().is_some_and(Impair::holding) {
             let mut rel = std::mem::take(&mut self.released);
@@ -447,10 +449,17 @@ impl Sim {
             }
             self.enqueue(port, p);
         }
-        self.hops += landing.len() as u64;
+        self.m.hops += landing.len() as u64;
         self.wheel.restore(now, landing);
-        self.down_series.push(delivered);
+        self.m.down_series.push(delivered);
+        moved
+    }
 
+    /// Every node that is not preempted drains its receive backlog, handles its timer and
+    /// sends what it has: replies, grants, at most one data packet. Returns whether any did.
+    fn nodes(&mut self) -> bool {
+        let now = self.now;
+        let mut moved = false;
         // 2. Nodes: receive (backlogs), grant, send.
         let mut sent = 0u32;
         let mut out = std::mem::take(&mut self.scratch);
@@ -473,12 +482,12 @@ impl Sim {
                         if self.cfg.audit {
                             let a = self.allowed[h * self.n + p.dst as usize];
                             if p.seq >= a.max(p.unsched) {
-                                self.violations += 1;
+                                self.m.violations += 1;
                             }
                         }
                         data = true;
                         sent += 1;
-                        self.host_tx_end[h] = now + 1;
+                        self.m.host_tx_end[h] = now + 1;
                     }
                     Kind::Grant => granted = true,
                     _ => {}
@@ -488,7 +497,7 @@ impl Sim {
             if self.cfg.audit && granted {
                 if let Some((o, max)) = self.nodes[h].grant_budget() {
                     if o > max {
-                        self.violations += 1;
+                        self.m.violations += 1;
                     }
                 }
             }
@@ -498,8 +507,13 @@ impl Sim {
             }
         }
         self.scratch = out;
-        self.up_series.push(sent);
+        self.m.up_series.push(sent);
+        moved
+    }
 
+    /// Switch ports forward: control packets at once, data as their credit allows.
+    fn forward(&mut self) {
+        let now = self.now;
         // 3. Switch ports forward.
         let mut i = 0;
         while i < self.active.len() {
@@ -531,7 +545,7 @@ impl Sim {
                 pt.data.pop_front();
                 self.wheel.send(now, pt.next, p);
             }
-            self.peak_port = self.peak_port.max(pt.queued_data);
+            self.m.peak_port = self.m.peak_port.max(pt.queued_data);
             let class = if port < self.n {
                 0
             } else if port < self.n + self.topo.racks {
@@ -539,8 +553,8 @@ impl Sim {
             } else {
                 2
             };
-            self.peak_port_class[class] = self.peak_port_class[class].max(pt.queued_data);
-            self.class_sum[class] += pt.queued_data;
+            self.m.peak_port_class[class] = self.m.peak_port_class[class].max(pt.queued_data);
+            self.m.class_sum[class] += pt.queued_data;
             if pt.data.is_empty() && pt.ctrl.is_empty() {
                 pt.active = false;
                 self.active.swap_remove(i);
@@ -548,10 +562,15 @@ impl Sim {
                 i += 1;
             }
         }
+    }
+
+    /// Occupancy samples, the idle count, the clock.
+    fn account(&mut self, moved: bool) {
         for ((peak, sum), &occ) in self
+            .m
             .peak_switch
             .iter_mut()
-            .zip(&mut self.occupancy_sum)
+            .zip(&mut self.m.occupancy_sum)
             .zip(&self.occupancy)
         {
             *peak = (*peak).max(occ);
@@ -622,9 +641,9 @@ impl Sim {
         let inbox = node.inbox();
         // Only packets new to the application count (not duplicates or retransmissions).
         if inbox.delivered > delivered {
-            self.data_done += 1;
-            self.last_rx = self.now;
-            self.host_rx_end[h] = self.now + 1;
+            self.m.data_done += 1;
+            self.m.last_rx = self.now;
+            self.m.host_rx_end[h] = self.now + 1;
             if self.protocol == Protocol::Lockstep {
                 let k = (p.dst as usize + self.n - p.src as usize) % self.n;
                 self.step_left[k] -= 1;
@@ -632,6 +651,7 @@ impl Sim {
         }
         if inbox.completed > completed {
             *self
+                .m
                 .done_series
                 .last_mut()
                 .expect("pushed at the start of the step") += 1;

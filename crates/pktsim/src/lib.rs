@@ -10,6 +10,7 @@ mod bounds;
 mod config;
 mod engine;
 mod loss;
+mod metrics;
 mod network;
 mod oracle;
 mod preempt;

@@ -101,14 +101,14 @@ impl SimReport {
         let ts = cfg.timestep_s();
         let pb = cfg.packet_bytes as u64;
         let complete = sim.finished();
-        let steps = if sim.data_total == 0 {
+        let steps = if sim.m.data_total == 0 {
             0
         } else {
-            sim.last_rx + 1
+            sim.m.last_rx + 1
         };
         let counted = match cfg.local_bytes {
             LocalBytes::Count => m.total_packets(),
-            LocalBytes::Exclude => sim.data_total,
+            LocalBytes::Exclude => sim.m.data_total,
         };
         let bytes = counted * pb;
         let gbps = |t_steps: f64| {
@@ -126,12 +126,12 @@ impl SimReport {
         let target = oracle.unwrap_or(bound);
         let run_steps = sim.now().max(1) as f64;
         let preempted_fraction =
-            sim.preempted_steps.iter().sum::<u64>() as f64 / (n as f64 * run_steps);
+            sim.m.preempted_steps.iter().sum::<u64>() as f64 / (n as f64 * run_steps);
         let racks = sim.topo.racks;
-        let avg_tor = sim.occupancy_sum[..racks].iter().sum::<u64>() as f64
+        let avg_tor = sim.m.occupancy_sum[..racks].iter().sum::<u64>() as f64
             / (racks as f64 * run_steps)
             * pb as f64;
-        let avg_core = sim.occupancy_sum[racks] as f64 / run_steps * pb as f64;
+        let avg_core = sim.m.occupancy_sum[racks] as f64 / run_steps * pb as f64;
         let errors: u64 = (0..n).map(|i| sim.node(i).inbox().errors).sum();
         let loss = sim.loss_counts().map(|c| {
             let nodes = (0..n).map(|i| sim.node(i));
@@ -144,12 +144,12 @@ impl SimReport {
                 dead_peers: nodes.filter(|x| x.dead_peer().is_some()).count() as u64,
             }
         });
-        let peak_tor = sim.peak_switch[..sim.topo.racks]
+        let peak_tor = sim.m.peak_switch[..sim.topo.racks]
             .iter()
             .copied()
             .max()
             .unwrap_or(0);
-        let peak_core = sim.peak_switch[sim.topo.racks];
+        let peak_core = sim.m.peak_switch[sim.topo.racks];
         SimReport {
             protocol: sim.protocol.name(),
             nodes: n,
@@ -170,32 +170,38 @@ impl SimReport {
             ideal_bound_steps: sim.bounds.ideal.value(),
             core_bound_steps: sim.bounds.core.value(),
             peak_buffer_bytes: peak_tor.max(peak_core) * pb,
-            peak_port_bytes: sim.peak_port * pb,
+            peak_port_bytes: sim.m.peak_port * pb,
             peak_tor_bytes: peak_tor * pb,
             peak_core_bytes: peak_core * pb,
             max_tor_buffer_bytes: peak_tor * pb,
             avg_tor_buffer_bytes: avg_tor,
             avg_core_buffer_bytes: avg_core,
-            peak_tor_down_port_bytes: sim.peak_port_class[0] * pb,
-            peak_tor_up_port_bytes: sim.peak_port_class[1] * pb,
-            peak_core_port_bytes: sim.peak_port_class[2] * pb,
+            peak_tor_down_port_bytes: sim.m.peak_port_class[0] * pb,
+            peak_tor_up_port_bytes: sim.m.peak_port_class[1] * pb,
+            peak_core_port_bytes: sim.m.peak_port_class[2] * pb,
             tor_uplink_share: {
-                let [down, up, _] = sim.class_sum;
+                let [down, up, _] = sim.m.class_sum;
                 if down + up > 0 {
                     up as f64 / (down + up) as f64
                 } else {
                     0.0
                 }
             },
-            data_packets: sim.data_total,
-            delivered_packets: sim.data_done,
+            data_packets: sim.m.data_total,
+            delivered_packets: sim.m.data_done,
             total_data_bytes: bytes,
             timestep_s: ts,
-            packet_hops: sim.hops,
+            packet_hops: sim.m.hops,
             complete,
-            violations: sim.violations + errors,
-            utilization: utilization(&sim.up_series, &sim.down_series, n, ts, cfg.util_samples),
-            messages_done: cumulative(&sim.done_series, sim.messages, cfg.util_samples),
+            violations: sim.m.violations + errors,
+            utilization: utilization(
+                &sim.m.up_series,
+                &sim.m.down_series,
+                n,
+                ts,
+                cfg.util_samples,
+            ),
+            messages_done: cumulative(&sim.m.done_series, sim.m.messages, cfg.util_samples),
             loss,
         }
     }

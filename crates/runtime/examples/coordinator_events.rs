@@ -36,10 +36,10 @@ fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
 
 fn run(kind: SchedulerKind, flows: usize, events: usize) -> Run {
     let hosts = 100;
-    let mut s = State::new();
+    let mut s = State::new(1);
     let addrs: Vec<String> = (0..hosts).map(|h| format!("10.0.0.{h}:7401")).collect();
     for a in &addrs {
-        let p = s.register_daemon(a, 125e6, &[], &[]);
+        let p = s.register_daemon(0.0, a, 125e6, &[], &[]);
         s.set_connected(p, true);
     }
     let mut next = xorshift(0x2545_F491_4F6C_DD1D);
@@ -48,7 +48,7 @@ fn run(kind: SchedulerKind, flows: usize, events: usize) -> Run {
     while made < flows {
         let width = (10 + next() % 91) as usize;
         let c = s
-            .register_coflow(String::new(), 0, None, 1.0, vec![])
+            .register_coflow(0.0, String::new(), 0, None, 1.0, vec![])
             .expect("no parents");
         for j in 0..width.min(flows - made) {
             let src = (next() % hosts as u64) as usize;
@@ -56,6 +56,7 @@ fn run(kind: SchedulerKind, flows: usize, events: usize) -> Run {
             let size = 1_000_000 * (1 + next() % 1000);
             let flow = (made + j) as u64;
             s.start_flow(
+                0.0,
                 src,
                 &FlowInfo {
                     flow,
@@ -78,7 +79,7 @@ fn run(kind: SchedulerKind, flows: usize, events: usize) -> Run {
     }
     let mut sched = build(kind, &SchedOptions::default());
     let _ = s.decide(sched.as_mut(), 0.0);
-    let (rounds0, hand_ons0) = (s.rounds, s.hand_ons);
+    let (rounds0, hand_ons0) = (s.rounds(), s.hand_ons());
     let events = events.min(started.len());
     let t = Instant::now();
     for (i, &(src, flow, size)) in started.iter().take(events).enumerate() {
@@ -89,8 +90,8 @@ fn run(kind: SchedulerKind, flows: usize, events: usize) -> Run {
         let _ = s.step(sched.as_mut(), now, false);
     }
     Run {
-        rounds: s.rounds - rounds0,
-        hand_ons: s.hand_ons - hand_ons0,
+        rounds: s.rounds() - rounds0,
+        hand_ons: s.hand_ons() - hand_ons0,
         events,
         wall_s: t.elapsed().as_secs_f64(),
     }

@@ -23,10 +23,10 @@ fn main() {
         SchedulerKind::Fair,
     ] {
         for flows in [100usize, 1000, 10_000] {
-            let mut s = State::new();
+            let mut s = State::new(1);
             let addrs: Vec<String> = (0..hosts).map(|h| format!("10.0.0.{h}:7401")).collect();
             for a in &addrs {
-                let p = s.register_daemon(a, 125e6, &[], &[]);
+                let p = s.register_daemon(0.0, a, 125e6, &[], &[]);
                 s.set_connected(p, true);
             }
             let mut x: u64 = 0x2545_F491_4F6C_DD1D; // xorshift, fixed seed
@@ -40,13 +40,14 @@ fn main() {
             while made < flows {
                 let width = (10 + next() % 91) as usize;
                 let c = s
-                    .register_coflow(String::new(), 0, None, 1.0, vec![])
+                    .register_coflow(0.0, String::new(), 0, None, 1.0, vec![])
                     .expect("no parents");
                 for j in 0..width.min(flows - made) {
                     let src = (next() % hosts as u64) as usize;
                     let dst = &addrs[(next() % hosts as u64) as usize];
                     let size = 1_000_000 * (1 + next() % 1000);
                     s.start_flow(
+                        0.0,
                         src,
                         &FlowInfo {
                             flow: (made + j) as u64,

@@ -38,18 +38,18 @@ proptest! {
         flows in proptest::collection::vec((0usize..6, 0usize..6, 1u64..1_000_000, 0usize..4, any::<bool>()), 1..40),
         kind in prop::sample::select(vec![SchedulerKind::Varys, SchedulerKind::Aalo, SchedulerKind::Fair, SchedulerKind::Sebf]),
     ) {
-        let mut s = State::new();
+        let mut s = State::new(1);
         let addrs: Vec<String> = (0..nics.len()).map(|i| format!("h{i}:1")).collect();
         for (a, &nic) in addrs.iter().zip(&nics) {
-            let p = s.register_daemon(a, nic, &[], &[]);
+            let p = s.register_daemon(0.0, a, nic, &[], &[]);
             s.set_connected(p, true);
         }
-        let coflows: Vec<u64> = (0..4).map(|_| s.register_coflow(String::new(), 0, None, 1.0, vec![]).unwrap()).collect();
+        let coflows: Vec<u64> = (0..4).map(|_| s.register_coflow(0.0, String::new(), 0, None, 1.0, vec![]).unwrap()).collect();
         let n = nics.len();
         let mut dst_of = HashMap::new();
         for (i, &(src, dst, size, c, done)) in flows.iter().enumerate() {
             let (src, dst) = (src % n, dst % n);
-            s.start_flow(src, &FlowInfo {
+            s.start_flow(0.0, src, &FlowInfo {
                 flow: i as u64, coflow: coflows[c], data_id: String::new(),
                 dst: addrs[dst].clone(), size_bytes: size, sent_bytes: 0, size_pending: false,
             });

@@ -98,7 +98,7 @@ async fn a_get_follows_a_put_that_moves_to_disk() {
     let f = files();
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(f[0].extension().unwrap(), "spill");
-    let v = coflowkit_runtime::daemon::recover::verify(&f[0]).unwrap();
+    let v = coflowkit_runtime::daemon::spill_file::verify(&f[0]).unwrap();
     assert_eq!((v.coflow, v.data_id.as_str()), (c, "stream"));
     let size: u64 = v.blocks.iter().map(|&(len, _)| len as u64).sum();
     assert_eq!(size, 150_001);

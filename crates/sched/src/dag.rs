@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use coflowkit_model::CoflowId;
 use thiserror::Error;
 
+use crate::state::CoflowState;
+
 /// A coflow's place in its DAG, as a scheduler sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DagPos {
@@ -39,14 +41,18 @@ struct Known {
     internal: u32,
 }
 
-/// Pseudocode 5: hands every coflow its `external.internal` id as it registers, and keeps each
-/// DAG's start and finished bytes.
+/// Pseudocode 5: hands every coflow its `external.internal` id as it registers, and tallies
+/// each DAG's start and finished bytes. Worlds only report "coflow X ended having sent N
+/// bytes" ([`DagIds::ended`]) and ask for the places of their active coflows
+/// ([`DagIds::place`]).
 #[derive(Debug, Default, Clone)]
 pub struct DagIds {
     next_external: u64,
     known: HashMap<CoflowId, Known>,
     /// Per external id: the DAG's first arrival and the bytes of its coflows no longer active.
     dags: HashMap<u64, (f64, f64)>,
+    /// The bytes each coflow that is no longer active was reported to have sent.
+    ended: HashMap<CoflowId, f64>,
 }
 
 impl DagIds {
@@ -112,10 +118,39 @@ impl DagIds {
         })
     }
 
-    /// A coflow of the DAG `external` is no longer active, having sent `bytes`.
-    pub fn add_finished(&mut self, external: u64, bytes: f64) {
-        if let Some(d) = self.dags.get_mut(&external) {
-            d.1 += bytes;
+    /// Coflow `coflow` is no longer active (it ended, or was unregistered), having sent
+    /// `sent_bytes` in all: the active coflows of its DAG inherit them. A second report of the
+    /// same coflow replaces the first (a coflow that ends and is then unregistered counts
+    /// once). Unknown coflows are ignored.
+    pub fn ended(&mut self, coflow: CoflowId, sent_bytes: f64) {
+        let Some(k) = self.known.get(&coflow) else {
+            return;
+        };
+        let Some(d) = self.dags.get_mut(&k.external) else {
+            return;
+        };
+        match self.ended.insert(coflow, sent_bytes) {
+            Some(before) if before == sent_bytes => {}
+            Some(before) => d.1 += sent_bytes - before,
+            None => d.1 += sent_bytes,
+        }
+    }
+
+    /// Coflow `coflow`, reported [`ended`](DagIds::ended), is active again (a world that
+    /// leaves a coflow out while it waits, and takes it back): its bytes leave the tally.
+    pub fn resumed(&mut self, coflow: CoflowId) {
+        if let Some(before) = self.ended.remove(&coflow) {
+            let k = self.known[&coflow];
+            if let Some(d) = self.dags.get_mut(&k.external) {
+                d.1 -= before;
+            }
+        }
+    }
+
+    /// Every active coflow's place in its DAG as of now (`None` for coflows never assigned).
+    pub fn place(&self, active: &mut [CoflowState]) {
+        for c in active {
+            c.dag = self.pos(c.id);
         }
     }
 }
@@ -138,9 +173,20 @@ mod tests {
         assert_eq!((d.external, d.internal), (0, 2));
         let e = ids.assign(14, 4.0, &[11, 13]).unwrap();
         assert_eq!((e.external, e.internal), (0, 3));
-        ids.add_finished(0, 5.0);
+        ids.ended(10, 5.0);
         assert_eq!(ids.pos(12).unwrap().finished_bytes, 5.0);
         assert_eq!(ids.pos(11).unwrap().finished_bytes, 0.0);
+        // Reported again (ended, then unregistered with more bytes): counted once.
+        ids.ended(10, 7.0);
+        assert_eq!(ids.pos(12).unwrap().finished_bytes, 7.0);
+        ids.ended(12, 1.0);
+        ids.resumed(12);
+        assert_eq!(ids.pos(13).unwrap().finished_bytes, 7.0);
+        ids.ended(99, 1.0); // unknown: ignored
+        let mut active = vec![crate::CoflowState::of_flows(&[(0, 1, 1.0)])];
+        active[0].id = 13;
+        ids.place(&mut active);
+        assert_eq!(active[0].dag, ids.pos(13));
     }
 
     #[test]

@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
 use plotters::prelude::*;
+use serde::Serialize;
 
 use crate::plot::{legend, linear, named_line, render};
-
-use super::util::UtilPoint;
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
 
@@ -65,6 +64,21 @@ pub fn completion_ratio(dir: &Path, curves: &[(&str, &[(f64, f64)])]) -> Result<
         &series,
     )?;
     Ok(file)
+}
+
+/// One point of `fetch util`: a policy's mean utilization at one cluster shape.
+#[derive(Serialize, Clone)]
+pub struct UtilPoint {
+    pub nodes: usize,
+    pub low_share: f64,
+    pub policy: String,
+    pub runs: u64,
+    pub mean_util_bps: f64,
+    pub capacity_bps: f64,
+    /// Mean utilization over capacity.
+    pub of_capacity: f64,
+    /// (util - util_random) / util_random, percent.
+    pub gain_pct: f64,
 }
 
 /// `fetch_util_gain.svg`: gain of each policy over random, against node count (`by_nodes`) or

@@ -11,9 +11,9 @@ use coflowkit_flowsim::pull::{simulate_rounds, RoundsSpec};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_model::Fabric;
 use coflowkit_sched::select::{Heaviest, Policy, SelectOptions};
-use serde::Serialize;
 use serde_json::json;
 
+use super::plot::UtilPoint;
 use super::rates::parse_policies;
 
 #[derive(Args, Debug)]
@@ -59,20 +59,6 @@ pub struct UtilArgs {
     /// Draw the gain over random as SVG into DIR
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
-}
-
-#[derive(Serialize, Clone)]
-pub struct UtilPoint {
-    pub nodes: usize,
-    pub low_share: f64,
-    pub policy: String,
-    pub runs: u64,
-    pub mean_util_bps: f64,
-    pub capacity_bps: f64,
-    /// Mean utilization over capacity.
-    pub of_capacity: f64,
-    /// (util - util_random) / util_random, percent.
-    pub gain_pct: f64,
 }
 
 fn list<T: std::str::FromStr>(text: &str, flag: &str) -> Result<Vec<T>> {

@@ -80,9 +80,14 @@ async fn status_page(Ext(shared): Ext<Arc<Shared>>) -> impl IntoResponse {
 }
 
 fn metrics(shared: &Shared) -> String {
+    let uptime_s = shared.now_s();
+    let last_decision_s = *shared
+        .last_decision_s
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     let s = shared.state.lock().unwrap_or_else(|p| p.into_inner());
-    let active: Vec<_> = s.flows.values().filter(|f| !f.done).collect();
-    let connected = s.daemons.iter().filter(|d| d.connected).count();
+    let active: Vec<_> = s.flows().map(|(_, f)| f).filter(|f| !f.done).collect();
+    let connected = s.daemons().iter().filter(|d| d.connected).count();
     let mut out = String::new();
     let mut gauge = |name: &str, help: &str, v: f64| {
         let _ = writeln!(
@@ -90,19 +95,19 @@ fn metrics(shared: &Shared) -> String {
             "# HELP coflowkit_{name} {help}\n# TYPE coflowkit_{name} gauge\ncoflowkit_{name} {v}"
         );
     };
-    gauge("rounds", "Scheduling rounds since start", s.rounds as f64);
+    gauge("rounds", "Scheduling rounds since start", s.rounds() as f64);
     gauge(
         "last_round_seconds",
         "Duration of the last scheduling round",
-        s.last_decision_s,
+        last_decision_s,
     );
-    gauge("daemons", "Registered daemons", s.daemons.len() as f64);
+    gauge("daemons", "Registered daemons", s.daemons().len() as f64);
     gauge(
         "daemons_connected",
         "Daemons following the rate stream",
         connected as f64,
     );
-    gauge("coflows", "Registered coflows", s.coflows.len() as f64);
+    gauge("coflows", "Registered coflows", s.coflows().count() as f64);
     gauge(
         "flows_active",
         "Started, unfinished flows",
@@ -116,12 +121,12 @@ fn metrics(shared: &Shared) -> String {
     gauge(
         "sent_bytes",
         "Bytes reported sent by the flows the coordinator knows",
-        s.flows.values().map(|f| f.sent_bytes).sum(),
+        s.flows().map(|(_, f)| f.sent_bytes).sum(),
     );
     gauge(
         "uptime_seconds",
         "Seconds since the coordinator started",
-        s.now_s(),
+        uptime_s,
     );
     listen::render(
         &[
@@ -134,25 +139,29 @@ fn metrics(shared: &Shared) -> String {
 }
 
 fn status_json(shared: &Shared) -> String {
+    let now = shared.now_s();
+    let last_decision_s = *shared
+        .last_decision_s
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     let s = shared.state.lock().unwrap_or_else(|p| p.into_inner());
-    let now = s.now_s();
     let doc = json!({
         "protocol_version": crate::PROTOCOL_VERSION,
         "scheduler": shared.scheduler,
-        "rounds": s.rounds,
+        "rounds": s.rounds(),
         "uptime_s": now,
-        "last_decision_s": s.last_decision_s,
-        "daemons": s.daemons.iter().enumerate().map(|(i, d)| json!({
+        "last_decision_s": last_decision_s,
+        "daemons": s.daemons().iter().enumerate().map(|(i, d)| json!({
             "port": i, "addr": d.addr, "nic_bytes_per_s": d.nic_bytes_per_s,
             "connected": d.connected, "objects": d.objects,
         })).collect::<Vec<_>>(),
-        "coflows": s.coflows.values().map(|c| json!({
+        "coflows": s.coflows().map(|c| json!({
             "id": c.id, "name": c.name, "age_s": now - c.arrival_s,
-            "ready": c.flows.len() >= c.num_flows as usize, "parents": c.parents,
-            "dag": s.dags.pos(c.id).map(|d| format!("{}.{}", d.external, d.internal)),
-            "flows": c.flows.iter().filter_map(|k| s.flows.get(k)).map(|f| json!({
-                "src": s.daemons[f.src].addr,
-                "dst": f.dst.map(|d| s.daemons[d].addr.clone()),
+            "ready": c.ready(), "parents": c.parents,
+            "dag": s.dag_pos(c.id).map(|d| format!("{}.{}", d.external, d.internal)),
+            "flows": c.flows.iter().filter_map(|&k| s.flow(k)).map(|f| json!({
+                "src": s.daemons()[f.src].addr,
+                "dst": f.dst.map(|d| s.daemons()[d].addr.clone()),
                 "data_id": f.data_id, "size_bytes": f.size_bytes, "sent_bytes": f.sent_bytes,
                 "bytes_per_s": f.rate, "done": f.done,
             })).collect::<Vec<_>>(),

@@ -90,7 +90,9 @@ async fn serve_on(
     config.limits.check().map_err(Error::Config)?;
     let mut sched = build(config.scheduler, &config.options);
     let shared = Arc::new(Shared {
-        state: Mutex::new(State::new()),
+        state: Mutex::new(State::new(state::first_coflow_id(unix_ms()))),
+        start: std::time::Instant::now(),
+        last_decision_s: Mutex::new(0.0),
         wake: Notify::new(),
         rates: Mutex::new(Vec::new()),
         scheduler: config.scheduler.name().to_string(),
@@ -139,12 +141,11 @@ async fn serve_on(
             let updates = {
                 let mut s = brain.state.lock().unwrap_or_else(|p| p.into_inner());
                 // The safety-net tick has nothing to do while no flow runs.
-                let idle = !s.dirty.major && s.flows.values().all(|f| f.done);
-                if timed_out && idle && wake_s.is_none() {
+                if timed_out && s.idle() && wake_s.is_none() {
                     last = Instant::now();
                     continue;
                 }
-                let real = s.now_s();
+                let real = brain.now_s();
                 // A decision at a wake-up the policy asked for happens at the time it asked
                 // for (timers fire a little late; D-CLAS updates its queues only on its exact
                 // Δ ticks). Otherwise, and never going back in time, the real time.
@@ -152,11 +153,16 @@ async fn serve_on(
                     Some(t) if t <= real => t.max(last_now),
                     _ => real,
                 };
+                let t0 = std::time::Instant::now();
                 let Some(round) = s.step(sched.as_mut(), now, timed_out) else {
                     continue;
                 };
                 last_now = now;
                 if round.full {
+                    *brain
+                        .last_decision_s
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner()) = t0.elapsed().as_secs_f64();
                     last = Instant::now();
                 }
                 wake_s = round.wake_at_s;
@@ -230,6 +236,13 @@ fn guarded_incoming(
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn push(shared: &Shared, updates: Vec<RateUpdate>) {

@@ -23,6 +23,10 @@ const MAX_NAME: usize = 512;
 
 pub struct Shared {
     pub state: Mutex<State>,
+    /// When the coordinator started: the state's clock (seconds since) is read here.
+    pub start: std::time::Instant,
+    /// Wall time the last step of the brain took (seconds).
+    pub last_decision_s: Mutex<f64>,
     pub wake: Notify,
     /// Latest rate table per daemon port.
     pub rates: Mutex<Vec<watch::Sender<RateUpdate>>>,
@@ -43,6 +47,11 @@ impl Shared {
     fn changed(&self) {
         self.wake.notify_one();
     }
+
+    /// Seconds since the coordinator started: the `now` its state is told.
+    pub fn now_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
 }
 
 pub struct Service(pub Arc<Shared>);
@@ -60,9 +69,7 @@ fn check_name(field: &str, s: &str) -> Result<(), Status> {
 
 fn daemon_port(state: &State, addr: &str) -> Result<usize, Status> {
     state
-        .by_addr
-        .get(addr)
-        .copied()
+        .port_of(addr)
         .ok_or_else(|| Status::failed_precondition(format!("daemon {addr} is not registered")))
 }
 
@@ -85,8 +92,7 @@ impl Stream for RateStream {
 impl Drop for RateStream {
     fn drop(&mut self) {
         let mut s = self.shared.lock();
-        if s.daemons[self.port].session == self.session {
-            s.set_connected(self.port, false);
+        if s.unsubscribe(self.port, self.session) {
             drop(s);
             self.shared.changed();
         }
@@ -117,7 +123,9 @@ impl Coordinator for Service {
                 self.0.scheduler
             )));
         }
+        let now = self.0.now_s();
         let id = self.0.lock().register_coflow(
+            now,
             r.name,
             r.num_flows,
             (r.deadline_s > 0.0).then_some(r.deadline_s),
@@ -141,9 +149,9 @@ impl Coordinator for Service {
     async fn locate(&self, req: Request<LocateRequest>) -> Result<Response<LocateReply>, Status> {
         let r = req.into_inner();
         let s = self.0.lock();
-        match s.objects.get(&(r.coflow, r.data_id.clone())) {
-            Some(&(port, size)) => Ok(Response::new(LocateReply {
-                daemon: s.daemons[port].addr.clone(),
+        match s.locate(r.coflow, &r.data_id) {
+            Some((port, size)) => Ok(Response::new(LocateReply {
+                daemon: s.daemons()[port].addr.clone(),
                 size_bytes: size,
             })),
             None => Err(Status::not_found(format!(
@@ -183,8 +191,9 @@ impl Coordinator for Service {
             check_name("flows.dst", &f.dst)?;
         }
         let port = {
+            let now = self.0.now_s();
             let mut s = self.0.lock();
-            if !s.by_addr.contains_key(&r.addr) && s.daemons.len() >= self.0.max_daemons {
+            if s.port_of(&r.addr).is_none() && s.daemons().len() >= self.0.max_daemons {
                 drop(s);
                 tracing::warn!(daemon = %r.addr, "refused: {} daemons registered already", self.0.max_daemons);
                 return Err(Status::resource_exhausted(format!(
@@ -192,7 +201,7 @@ impl Coordinator for Service {
                     self.0.max_daemons
                 )));
             }
-            s.register_daemon(&r.addr, r.nic_bytes_per_s, &r.objects, &r.flows)
+            s.register_daemon(now, &r.addr, r.nic_bytes_per_s, &r.objects, &r.flows)
         };
         self.0.changed();
         tracing::info!(daemon = %r.addr, port, flows = r.flows.len(), objects = r.objects.len(), "daemon registered");
@@ -207,9 +216,10 @@ impl Coordinator for Service {
         let r = req.into_inner();
         let o = r.object.ok_or_else(|| bad("object", "missing"))?;
         check_name("object.data_id", &o.data_id)?;
+        let now = self.0.now_s();
         let mut s = self.0.lock();
         let port = daemon_port(&s, &r.daemon)?;
-        s.put_done(port, &o);
+        s.put_done(now, port, &o);
         Ok(Response::new(Empty {}))
     }
 
@@ -219,9 +229,10 @@ impl Coordinator for Service {
         check_name("flow.data_id", &f.data_id)?;
         check_name("flow.dst", &f.dst)?;
         {
+            let now = self.0.now_s();
             let mut s = self.0.lock();
             let port = daemon_port(&s, &r.daemon)?;
-            s.start_flow(port, &f);
+            s.start_flow(now, port, &f);
         }
         self.0.changed();
         Ok(Response::new(Empty {}))
@@ -235,7 +246,7 @@ impl Coordinator for Service {
             for f in &r.flows {
                 s.progress(port, f.flow, f.sent_bytes, f.done, f.failed);
             }
-            s.dirty.major || s.dirty.flow_done
+            s.pending()
         };
         if wake {
             self.0.changed();
@@ -253,9 +264,7 @@ impl Coordinator for Service {
         let (port, session) = {
             let mut s = self.0.lock();
             let port = daemon_port(&s, &addr)?;
-            s.daemons[port].session += 1;
-            s.set_connected(port, true);
-            (port, s.daemons[port].session)
+            (port, s.subscribe(port))
         };
         let rx = {
             let mut senders = self.0.rates.lock().unwrap_or_else(|p| p.into_inner());
@@ -274,10 +283,15 @@ impl Coordinator for Service {
     }
 
     async fn status(&self, _req: Request<Empty>) -> Result<Response<StatusReply>, Status> {
+        let now = self.0.now_s();
+        let last_decision_s = *self
+            .0
+            .last_decision_s
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let s = self.0.lock();
-        let now = s.now_s();
         let daemons = s
-            .daemons
+            .daemons()
             .iter()
             .enumerate()
             .map(|(i, d)| status_reply::Daemon {
@@ -289,30 +303,32 @@ impl Coordinator for Service {
             })
             .collect();
         let coflows = s
-            .coflows
-            .values()
+            .coflows()
             .map(|c| {
                 let flows: Vec<status_reply::Flow> = c
                     .flows
                     .iter()
-                    .filter_map(|k| s.flows.get(k))
+                    .filter_map(|&k| s.flow(k))
                     .map(|f| status_reply::Flow {
-                        src: s.daemons[f.src].addr.clone(),
-                        dst: f.dst.map(|d| s.daemons[d].addr.clone()).unwrap_or_default(),
+                        src: s.daemons()[f.src].addr.clone(),
+                        dst: f
+                            .dst
+                            .map(|d| s.daemons()[d].addr.clone())
+                            .unwrap_or_default(),
                         data_id: f.data_id.clone(),
                         size_bytes: f.size_bytes as u64,
                         sent_bytes: f.sent_bytes as u64,
                         bytes_per_s: f.rate,
                     })
                     .collect();
-                let dag = s.dags.pos(c.id);
+                let dag = s.dag_pos(c.id);
                 status_reply::Coflow {
                     id: c.id,
                     dag_external: dag.map_or(0, |d| d.external),
                     dag_internal: dag.map_or(0, |d| d.internal),
                     parents: c.parents.clone(),
                     name: c.name.clone(),
-                    ready: c.flows.len() >= c.num_flows as usize,
+                    ready: c.ready(),
                     age_s: now - c.arrival_s,
                     sent_bytes: flows.iter().map(|f| f.sent_bytes).sum(),
                     flows,
@@ -322,11 +338,11 @@ impl Coordinator for Service {
         Ok(Response::new(StatusReply {
             protocol_version: PROTOCOL_VERSION,
             scheduler: self.0.scheduler.clone(),
-            rounds: s.rounds,
+            rounds: s.rounds(),
             uptime_s: now,
             daemons,
             coflows,
-            last_decision_s: s.last_decision_s,
+            last_decision_s,
         }))
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 
 use super::growth::End;
-use super::recover;
+use super::spill_file;
 use super::store::{Block, Body, Object, Store};
 use crate::proto::StoredObject;
 
@@ -171,7 +171,7 @@ impl Builder {
                 (b.body.len(), b.crc)
             })
             .collect();
-        let manifest = recover::manifest(
+        let manifest = spill_file::manifest(
             self.obj.coflow,
             &self.obj.data_id,
             self.size(),
@@ -185,7 +185,7 @@ impl Builder {
             // Under the lock, so a reader never sees a name that no longer exists twice.
             let mut parts = self.obj.lock();
             let part = parts.spill.clone().expect("a spilled object has a file");
-            let done = part.with_extension(recover::DONE_EXT);
+            let done = part.with_extension(spill_file::DONE_EXT);
             std::fs::rename(&part, &done)?;
             parts.spill = Some(done);
         }

@@ -8,6 +8,7 @@ mod growth;
 mod link;
 pub mod recover;
 mod serve;
+pub mod spill_file;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -137,7 +138,7 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             tracing::warn!(
                 "spill file {} failed verification ({why}): not served, renamed to {}",
                 path.display(),
-                path.with_extension(recover::BAD_EXT).display()
+                path.with_extension(spill_file::BAD_EXT).display()
             );
         }
         if report.recovered + report.incomplete > 0 {

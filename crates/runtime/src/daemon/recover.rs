@@ -1,162 +1,15 @@
-//! Spill files that outlive the daemon: their manifest, and the re-indexing at start.
+//! Spill files that outlive the daemon: the re-indexing at start (their format is
+//! [`super::spill_file`]).
 //!
-//! A spill file `c<coflow>-<n>.spill` holds one object's blocks back to back, then a manifest:
-//!
-//! ```text
-//! [u64 coflow][u32 id length][data id][u64 size][u32 blocks] blocks × [u32 length][u32 CRC-32]
-//! [u32 CRC-32 of the manifest][u32 manifest length]["CFKSPIL1"]        (all big-endian)
-//! ```
-//!
-//! It is written as `.part` while the put runs and renamed to `.spill` once complete and synced.
 //! At start the daemon drops `.part` files (puts never acknowledged, such as one still streaming
 //! in when the daemon died), reads every `.spill` file's manifest, checks each block's CRC
 //! against its bytes, and serves (and reports to the coordinator) the objects that pass. A file that fails (truncated, corrupt, not ours) is
 //! logged with the reason, renamed `.corrupt` for inspection and never served.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use super::spill_file::{seq_of, verify, BAD_EXT, DONE_EXT, PART_EXT};
 use super::store::{Object, Store};
-use crate::frame::MAX_FRAME_BYTES;
-
-/// Extension of a completed spill file (recovered at start).
-pub const DONE_EXT: &str = "spill";
-/// Extension of a spill file whose put has not completed (dropped at start).
-pub const PART_EXT: &str = "part";
-/// Extension a spill file that fails verification is renamed to.
-pub const BAD_EXT: &str = "corrupt";
-const MAGIC: &[u8; 8] = b"CFKSPIL1";
-const TRAILER: u64 = 16;
-/// Longest data id a manifest may hold (the data plane accepts 512 bytes).
-const MAX_ID: usize = 4096;
-
-/// The manifest and trailer that end a spill file.
-pub fn manifest(
-    coflow: u64,
-    data_id: &str,
-    size: u64,
-    blocks: impl ExactSizeIterator<Item = (u32, u32)>,
-) -> Vec<u8> {
-    let mut m = Vec::with_capacity(28 + data_id.len() + 8 * blocks.len());
-    m.extend_from_slice(&coflow.to_be_bytes());
-    m.extend_from_slice(&(data_id.len() as u32).to_be_bytes());
-    m.extend_from_slice(data_id.as_bytes());
-    m.extend_from_slice(&size.to_be_bytes());
-    m.extend_from_slice(&(blocks.len() as u32).to_be_bytes());
-    for (len, crc) in blocks {
-        m.extend_from_slice(&len.to_be_bytes());
-        m.extend_from_slice(&crc.to_be_bytes());
-    }
-    let crc = crc32fast::hash(&m);
-    let len = m.len() as u32;
-    m.extend_from_slice(&crc.to_be_bytes());
-    m.extend_from_slice(&len.to_be_bytes());
-    m.extend_from_slice(MAGIC);
-    m
-}
-
-/// What one spill file holds, once verified.
-#[derive(Debug, PartialEq)]
-pub struct Verified {
-    pub coflow: u64,
-    pub data_id: String,
-    /// (length, CRC-32) of each block, in order from offset 0.
-    pub blocks: Vec<(u32, u32)>,
-}
-
-/// Read a spill file's manifest and check every block against it.
-pub fn verify(path: &Path) -> Result<Verified, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let file_len = f.metadata().map_err(|e| format!("cannot stat: {e}"))?.len();
-    if file_len < TRAILER {
-        return Err(format!(
-            "{file_len} bytes, too short for a manifest (truncated?)"
-        ));
-    }
-    let mut trailer = [0u8; TRAILER as usize];
-    f.seek(SeekFrom::Start(file_len - TRAILER))
-        .and_then(|_| f.read_exact(&mut trailer))
-        .map_err(|e| format!("reading the trailer: {e}"))?;
-    if &trailer[8..] != MAGIC {
-        return Err("no manifest at the end (truncated, or not a coflowkit spill file)".into());
-    }
-    let crc = u32::from_be_bytes(trailer[..4].try_into().expect("4 bytes"));
-    let mlen = u32::from_be_bytes(trailer[4..8].try_into().expect("4 bytes")) as u64;
-    if mlen > file_len - TRAILER {
-        return Err(format!(
-            "manifest of {mlen} bytes does not fit in {file_len} bytes"
-        ));
-    }
-    let data_len = file_len - TRAILER - mlen;
-    let mut m = vec![0u8; mlen as usize];
-    f.seek(SeekFrom::Start(data_len))
-        .and_then(|_| f.read_exact(&mut m))
-        .map_err(|e| format!("reading the manifest: {e}"))?;
-    if crc32fast::hash(&m) != crc {
-        return Err("manifest checksum mismatch".into());
-    }
-    let (coflow, data_id, size, blocks) = parse(&m).ok_or("malformed manifest")?;
-    let sum: u64 = blocks.iter().map(|&(len, _)| len as u64).sum();
-    if sum != size || size != data_len {
-        return Err(format!(
-            "manifest says {size} bytes in blocks of {sum} bytes, the file holds {data_len}"
-        ));
-    }
-    f.seek(SeekFrom::Start(0))
-        .map_err(|e| format!("reading the data: {e}"))?;
-    let mut r = std::io::BufReader::with_capacity(256 * 1024, f);
-    let mut buf = vec![0u8; MAX_FRAME_BYTES];
-    for (i, &(len, crc)) in blocks.iter().enumerate() {
-        let b = &mut buf[..len as usize];
-        r.read_exact(b)
-            .map_err(|e| format!("reading block {i}: {e}"))?;
-        if crc32fast::hash(b) != crc {
-            return Err(format!("block {i} checksum mismatch"));
-        }
-    }
-    Ok(Verified {
-        coflow,
-        data_id,
-        blocks,
-    })
-}
-
-type Manifest = (u64, String, u64, Vec<(u32, u32)>);
-
-fn parse(m: &[u8]) -> Option<Manifest> {
-    let mut at = 0usize;
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let s = m.get(at..at.checked_add(n)?)?;
-        at += n;
-        Some(s)
-    };
-    let coflow = u64::from_be_bytes(take(8)?.try_into().ok()?);
-    let id_len = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
-    if id_len > MAX_ID {
-        return None;
-    }
-    let data_id = String::from_utf8(take(id_len)?.to_vec()).ok()?;
-    let size = u64::from_be_bytes(take(8)?.try_into().ok()?);
-    let n = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
-    let mut blocks = Vec::with_capacity(n.min(m.len() / 8));
-    for _ in 0..n {
-        let len = u32::from_be_bytes(take(4)?.try_into().ok()?);
-        let crc = u32::from_be_bytes(take(4)?.try_into().ok()?);
-        if len == 0 || len as usize > MAX_FRAME_BYTES {
-            return None;
-        }
-        blocks.push((len, crc));
-    }
-    (at == m.len()).then_some((coflow, data_id, size, blocks))
-}
-
-/// The sequence number in a spill file's name `c<coflow>-<n>.<ext>`.
-fn seq_of(name: &str) -> Option<u64> {
-    let stem = name.strip_prefix('c')?.rsplit_once('.')?.0;
-    let (coflow, n) = stem.split_once('-')?;
-    coflow.parse::<u64>().ok()?;
-    n.parse().ok()
-}
 
 /// What a start found in the data dir.
 #[derive(Debug, Default)]
@@ -226,6 +79,7 @@ pub fn recover(store: &Store, dir: &Path) -> std::io::Result<Report> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::spill_file::manifest;
     use super::*;
 
     fn write_spill(dir: &Path, name: &str, coflow: u64, id: &str, blocks: &[Vec<u8>]) -> PathBuf {

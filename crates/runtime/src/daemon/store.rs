@@ -8,7 +8,7 @@
 //!
 //! An object is whole in memory or whole on disk: the first block that spills takes the blocks
 //! already in memory with it. A spill file ends with a manifest (coflow, data id, block lengths
-//! and CRCs; see `recover`), is written as `.part` and renamed `.spill` when the put completes
+//! and CRCs; see `spill_file`), is written as `.part` and renamed `.spill` when the put completes
 //! (before the put is acknowledged), so a restarted daemon can find, verify and serve every
 //! completed spilled object. Readers look each block up when they serve it, so an object that
 //! moves to disk, or whose file is renamed, while a get streams it goes on being served.
@@ -23,7 +23,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::builder::Builder;
 use super::growth::{End, Progress};
-use super::recover;
+use super::spill_file;
 use crate::proto::StoredObject;
 
 pub enum Body {
@@ -274,7 +274,7 @@ impl Store {
         let dir = self.data_dir.as_ref().expect("spilling needs a data dir");
         loop {
             let n = self.seq.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!("c{coflow}-{n}.{}", recover::PART_EXT));
+            let path = dir.join(format!("c{coflow}-{n}.{}", spill_file::PART_EXT));
             match tokio::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -394,6 +394,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use super::super::recover;
     use super::*;
 
     #[tokio::test]
@@ -502,7 +503,7 @@ mod tests {
             "the third block moved the object to disk"
         );
         let part = o.spill_path().unwrap();
-        assert_eq!(part.extension().unwrap(), recover::PART_EXT);
+        assert_eq!(part.extension().unwrap(), spill_file::PART_EXT);
         assert_eq!(
             o.read_block(1, &mut buf, &mut early).await.unwrap(),
             crc(&blocks[1])
@@ -512,7 +513,7 @@ mod tests {
 
         b.finish().await.unwrap();
         let done = o.spill_path().unwrap();
-        assert_eq!(done.extension().unwrap(), recover::DONE_EXT);
+        assert_eq!(done.extension().unwrap(), spill_file::DONE_EXT);
         assert!(!part.exists() && done.exists());
         // The early reader's handle outlives the rename.
         assert_eq!(
@@ -533,7 +534,7 @@ mod tests {
             );
             assert_eq!(&buf, blk);
         }
-        let v = recover::verify(&done).unwrap();
+        let v = spill_file::verify(&done).unwrap();
         assert_eq!((v.coflow, v.data_id.as_str(), v.blocks.len()), (1, "m", 3));
     }
 
@@ -589,7 +590,7 @@ mod tests {
         n.finish().await.unwrap();
         drop(file);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
-        assert!(recover::verify(&o.spill_path().unwrap()).is_ok());
+        assert!(spill_file::verify(&o.spill_path().unwrap()).is_ok());
     }
 
     #[tokio::test]

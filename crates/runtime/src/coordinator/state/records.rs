@@ -1,0 +1,390 @@
+//! The coordinator's records: daemons (the fabric's ports), coflows, their flows and where
+//! each put object lives, as the daemons and clients report them. Every handler takes the
+//! time (`now`, seconds since the coordinator started) it is told; nothing here reads a clock.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use coflowkit_model::Fabric;
+use coflowkit_sched::{DagError, DagIds};
+
+use crate::proto::{FlowInfo, StoredObject};
+
+/// How many unregistered coflow ids every rate update repeats (so a daemon that missed an update
+/// still drops their data; the list is idempotent).
+const UNREGISTERED_MEMORY: usize = 256;
+
+pub struct Daemon {
+    pub addr: String,
+    pub nic_bytes_per_s: f64,
+    pub connected: bool,
+    /// Bumped on every (re-)subscription so a stale stream's end does not disconnect a new one.
+    pub session: u64,
+    pub objects: u32,
+}
+
+pub struct CoflowRec {
+    pub id: u64,
+    pub name: String,
+    pub arrival_s: f64,
+    pub deadline_s: Option<f64>,
+    pub weight: f64,
+    pub num_flows: u32,
+    pub parents: Vec<u64>,
+    /// Flows in the order their gets started.
+    pub flows: Vec<FlowKey>,
+    /// Became READY (all hinted gets started) at some point.
+    pub ready_seen: bool,
+}
+
+impl CoflowRec {
+    /// All hinted gets started: the scheduler considers it.
+    pub fn ready(&self) -> bool {
+        self.flows.len() >= self.num_flows as usize
+    }
+}
+
+/// A flow is named by its source daemon and that daemon's flow number (survives restarts).
+pub type FlowKey = (usize, u64);
+
+pub struct FlowRec {
+    pub coflow: u64,
+    pub data_id: String,
+    pub src: usize,
+    /// Receiving daemon, or `None` for a receiver outside the daemon set.
+    pub dst: Option<usize>,
+    pub size_bytes: f64,
+    /// The get started while the put still streamed in: `size_bytes` is not known until the
+    /// put's completion is reported. Clairvoyant policies do not see the flow until then.
+    pub size_pending: bool,
+    pub sent_bytes: f64,
+    pub done: bool,
+    /// The rate of the last decision (or hand-on).
+    pub rate: f64,
+    /// Its place in the last decision's snapshot (coflow, flow), while it runs.
+    pub(super) slot: Option<(u32, u32)>,
+}
+
+/// What changed since the last round: the events the decision clock is told about.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Dirty {
+    /// Arrival, new flow, coflow completion, daemon change: every policy reschedules.
+    pub(super) major: bool,
+    /// A single flow finished.
+    pub(super) flow_done: bool,
+}
+
+pub(super) struct Records {
+    pub(super) daemons: Vec<Daemon>,
+    pub(super) by_addr: HashMap<String, usize>,
+    pub(super) coflows: BTreeMap<u64, CoflowRec>,
+    pub(super) flows: HashMap<FlowKey, FlowRec>,
+    pub(super) objects: HashMap<(u64, String), (usize, u64)>,
+    pub(super) unregistered: VecDeque<u64>,
+    next_coflow: u64,
+    pub(super) dirty: Dirty,
+    /// Every coflow's `external.internal` id (Pseudocode 5) and the tally of each DAG's bytes
+    /// of coflows no longer active. Grows with the coflows registered (a child may name a
+    /// parent long unregistered).
+    pub(super) dags: DagIds,
+}
+
+impl Records {
+    pub(super) fn new(first_coflow_id: u64) -> Records {
+        Records {
+            daemons: Vec::new(),
+            by_addr: HashMap::new(),
+            coflows: BTreeMap::new(),
+            flows: HashMap::new(),
+            objects: HashMap::new(),
+            unregistered: VecDeque::new(),
+            next_coflow: first_coflow_id,
+            dirty: Dirty::default(),
+            dags: DagIds::new(),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn register_coflow(
+        &mut self,
+        now: f64,
+        name: String,
+        num_flows: u32,
+        deadline_rel_s: Option<f64>,
+        weight: f64,
+        parents: Vec<u64>,
+    ) -> Result<u64, DagError> {
+        let id = self.next_coflow;
+        self.dags.assign(id, now, &parents)?;
+        self.next_coflow += 1;
+        self.coflows.insert(
+            id,
+            CoflowRec {
+                id,
+                name,
+                arrival_s: now,
+                deadline_s: deadline_rel_s.map(|d| now + d),
+                weight,
+                num_flows,
+                parents,
+                flows: Vec::new(),
+                ready_seen: false,
+            },
+        );
+        self.dirty.major = true;
+        Ok(id)
+    }
+
+    /// A coflow the coordinator has not seen (it restarted): rebuilt from a daemon's report.
+    fn ensure_coflow(&mut self, now: f64, id: u64) {
+        if !self.coflows.contains_key(&id) && !self.unregistered.contains(&id) {
+            // Its DAG was lost with the old coordinator: it starts a new one (children may
+            // still name it).
+            let _ = self.dags.assign(id, now, &[]);
+            self.coflows.insert(
+                id,
+                CoflowRec {
+                    id,
+                    name: String::new(),
+                    arrival_s: now,
+                    deadline_s: None,
+                    weight: 1.0,
+                    num_flows: 0,
+                    parents: Vec::new(),
+                    flows: Vec::new(),
+                    ready_seen: false,
+                },
+            );
+            self.dirty.major = true;
+        }
+    }
+
+    pub(super) fn unregister(&mut self, id: u64) {
+        if let Some(c) = self.coflows.remove(&id) {
+            let mut sent = 0.0;
+            for k in c.flows {
+                sent += self.flows.remove(&k).map_or(0.0, |f| f.sent_bytes);
+            }
+            self.dags.ended(id, sent);
+        }
+        let before = self.objects.len();
+        self.objects.retain(|(c, _), _| *c != id);
+        if before != self.objects.len() {
+            for d in &mut self.daemons {
+                d.objects = 0;
+            }
+            for (src, _) in self.objects.values() {
+                self.daemons[*src].objects += 1;
+            }
+        }
+        if !self.unregistered.contains(&id) {
+            self.unregistered.push_back(id);
+            if self.unregistered.len() > UNREGISTERED_MEMORY {
+                self.unregistered.pop_front();
+            }
+        }
+        self.dirty.major = true;
+    }
+
+    /// A daemon (re-)registers with its soft state; returns its port. Flows it no longer lists
+    /// are forgotten, the ones it lists replace what was known.
+    pub(super) fn register_daemon(
+        &mut self,
+        now: f64,
+        addr: &str,
+        nic_bytes_per_s: f64,
+        objects: &[StoredObject],
+        flows: &[FlowInfo],
+    ) -> usize {
+        let port = match self.by_addr.get(addr) {
+            Some(&p) => {
+                self.daemons[p].nic_bytes_per_s = nic_bytes_per_s;
+                p
+            }
+            None => {
+                self.daemons.push(Daemon {
+                    addr: addr.to_string(),
+                    nic_bytes_per_s,
+                    connected: false,
+                    session: 0,
+                    objects: 0,
+                });
+                self.by_addr
+                    .insert(addr.to_string(), self.daemons.len() - 1);
+                self.daemons.len() - 1
+            }
+        };
+        self.objects.retain(|_, (src, _)| *src != port);
+        self.daemons[port].objects = 0;
+        for o in objects {
+            self.put_done(now, port, o);
+        }
+        let stale: Vec<FlowKey> = self.flows.keys().filter(|k| k.0 == port).copied().collect();
+        for k in stale {
+            self.drop_flow(k);
+        }
+        for f in flows {
+            self.start_flow_inner(now, port, f);
+        }
+        self.dirty.major = true;
+        port
+    }
+
+    /// A put started streaming in (`pending`), completed, or was abandoned.
+    pub(super) fn put_done(&mut self, now: f64, port: usize, o: &StoredObject) {
+        if self.unregistered.contains(&o.coflow) {
+            return;
+        }
+        let key = (o.coflow, o.data_id.clone());
+        if o.abandoned {
+            if self.objects.get(&key).is_some_and(|&(src, _)| src == port) {
+                self.objects.remove(&key);
+                self.daemons[port].objects = self.daemons[port].objects.saturating_sub(1);
+            }
+            return;
+        }
+        if !o.pending {
+            // Gets that started while it streamed in now know their size.
+            let mut learned = false;
+            for f in self.flows.values_mut() {
+                if f.size_pending && f.src == port && f.coflow == o.coflow && f.data_id == o.data_id
+                {
+                    f.size_pending = false;
+                    f.size_bytes = o.size_bytes as f64;
+                    learned = true;
+                }
+            }
+            self.dirty.major |= learned;
+        }
+        self.ensure_coflow(now, o.coflow);
+        if self
+            .objects
+            .insert((o.coflow, o.data_id.clone()), (port, o.size_bytes))
+            .is_none()
+        {
+            self.daemons[port].objects += 1;
+        }
+    }
+
+    pub(super) fn start_flow(&mut self, now: f64, port: usize, f: &FlowInfo) {
+        self.start_flow_inner(now, port, f);
+        // A coflow with a flow-count hint arrives, for the scheduler, when it becomes READY
+        // (Varys considers flows only after their gets); data staged earlier does not age it.
+        if let Some(c) = self.coflows.get_mut(&f.coflow) {
+            if c.num_flows > 0 && c.flows.len() == c.num_flows as usize && !c.ready_seen {
+                c.ready_seen = true;
+                if let Some(d) = c.deadline_s.as_mut() {
+                    *d += now - c.arrival_s;
+                }
+                c.arrival_s = now;
+            }
+        }
+    }
+
+    fn start_flow_inner(&mut self, now: f64, port: usize, f: &FlowInfo) {
+        if self.unregistered.contains(&f.coflow) {
+            return;
+        }
+        self.ensure_coflow(now, f.coflow);
+        let key = (port, f.flow);
+        let dst = self.by_addr.get(&f.dst).copied();
+        // The put's completion may have been reported before this start (two RPCs): a
+        // non-empty size on record is final.
+        let (mut size, mut size_pending) = (f.size_bytes as f64, f.size_pending);
+        if size_pending {
+            if let Some(&(src, known)) = self.objects.get(&(f.coflow, f.data_id.clone())) {
+                if src == port && known > 0 {
+                    (size, size_pending) = (known as f64, false);
+                }
+            }
+        }
+        let old = self.flows.insert(
+            key,
+            FlowRec {
+                coflow: f.coflow,
+                data_id: f.data_id.clone(),
+                src: port,
+                dst,
+                size_bytes: size,
+                size_pending,
+                sent_bytes: f.sent_bytes as f64,
+                done: false,
+                rate: 0.0,
+                slot: None,
+            },
+        );
+        if old.is_none() {
+            if let Some(c) = self.coflows.get_mut(&f.coflow) {
+                c.flows.push(key);
+            }
+        }
+        self.dirty.major = true;
+    }
+
+    fn drop_flow(&mut self, key: FlowKey) {
+        if let Some(f) = self.flows.remove(&key) {
+            if let Some(c) = self.coflows.get_mut(&f.coflow) {
+                c.flows.retain(|k| *k != key);
+            }
+        }
+    }
+
+    /// A progress report: bytes sent so far, and whether the flow ended (or failed). Returns
+    /// the place in the last decision of a flow that ended now (its bandwidth is free).
+    pub(super) fn progress(
+        &mut self,
+        port: usize,
+        flow: u64,
+        sent: u64,
+        done: bool,
+        failed: bool,
+    ) -> Option<(u32, u32)> {
+        let key = (port, flow);
+        if failed {
+            self.drop_flow(key);
+            self.dirty.major = true;
+            return None;
+        }
+        let f = self.flows.get_mut(&key)?;
+        f.sent_bytes = f.sent_bytes.max(sent as f64);
+        if !done || f.done {
+            return None;
+        }
+        f.done = true;
+        f.sent_bytes = f.size_bytes.max(f.sent_bytes);
+        f.rate = 0.0;
+        let (coflow, slot) = (f.coflow, f.slot.take());
+        self.dirty.flow_done = true;
+        if self.coflow_finished(coflow) {
+            self.dirty.major = true;
+        }
+        slot
+    }
+
+    /// Ready (all hinted gets started) and every started flow done.
+    fn coflow_finished(&self, id: u64) -> bool {
+        self.coflows.get(&id).is_some_and(|c| {
+            c.flows.len() >= c.num_flows as usize
+                && c.flows
+                    .iter()
+                    .all(|k| !matches!(self.flows.get(k), Some(f) if !f.done))
+        })
+    }
+
+    pub(super) fn set_connected(&mut self, port: usize, connected: bool) {
+        if self.daemons[port].connected != connected {
+            self.daemons[port].connected = connected;
+            self.dirty.major = true;
+        }
+    }
+
+    /// The fabric the scheduler sees: one port per daemon (its NIC each way) and, last, an
+    /// "outside" port for receivers that are not daemon hosts, as fast as all NICs together.
+    pub(super) fn fabric(&self) -> Fabric {
+        let mut up: Vec<f64> = self.daemons.iter().map(|d| d.nic_bytes_per_s).collect();
+        up.push(up.iter().sum::<f64>().max(1.0));
+        Fabric {
+            down_bytes_per_s: up.clone(),
+            up_bytes_per_s: up,
+        }
+    }
+}
