@@ -127,6 +127,11 @@ struct Sampler {
 impl Sampler {
     /// Read the state once: this period's sample and the live view.
     fn observe(&mut self, shared: &Shared) -> (Sample, Live) {
+        let t_s = shared.now_s();
+        let last_decision_s = *shared
+            .last_decision_s
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let s = shared.state.lock().unwrap_or_else(|p| p.into_inner());
         let now = std::time::Instant::now();
         let dt = self
@@ -134,10 +139,10 @@ impl Sampler {
             .map_or(PERIOD.as_secs_f64(), |t| (now - t).as_secs_f64())
             .max(1e-3);
         self.last = Some(now);
-        let ports = s.daemons.len();
+        let ports = s.daemons().len();
         let (mut up, mut down) = (vec![0.0; ports], vec![0.0; ports]);
-        let mut seen = HashMap::with_capacity(s.flows.len());
-        for (k, f) in &s.flows {
+        let mut seen = HashMap::new();
+        for (k, f) in s.flows() {
             // A flow unknown last time counts from zero; a forgotten one stops counting.
             let delta = (f.sent_bytes - self.sent.get(k).copied().unwrap_or(0.0)).max(0.0);
             seen.insert(*k, f.sent_bytes);
@@ -149,34 +154,31 @@ impl Sampler {
             }
         }
         self.sent = seen;
-        for (i, d) in s.daemons.iter().enumerate() {
+        for (i, d) in s.daemons().iter().enumerate() {
             let cap = d.nic_bytes_per_s * dt;
             for v in [&mut up[i], &mut down[i]] {
                 *v = if cap > 0.0 { *v / cap } else { 0.0 };
             }
         }
-        let t_s = s.now_s();
         let sample = Sample {
             t_s,
             up,
             down,
-            decision_ms: s.last_decision_s * 1e3,
-            rounds: s.rounds - self.rounds.min(s.rounds),
+            decision_ms: last_decision_s * 1e3,
+            rounds: s.rounds() - self.rounds.min(s.rounds()),
         };
-        self.rounds = s.rounds;
+        self.rounds = s.rounds();
         let mut coflows: Vec<CoflowRow> = s
-            .coflows
-            .values()
+            .coflows()
             .map(|c| {
-                let flows: Vec<_> = c.flows.iter().filter_map(|k| s.flows.get(k)).collect();
+                let flows: Vec<_> = c.flows.iter().filter_map(|k| s.flow(*k)).collect();
                 CoflowRow {
                     id: c.id.to_string(),
                     name: c.name.clone(),
                     age_s: t_s - c.arrival_s,
                     ready: flows.len() >= c.num_flows as usize,
                     dag: s
-                        .dags
-                        .pos(c.id)
+                        .dag_pos(c.id)
                         .map(|d| format!("{}.{}", d.external, d.internal)),
                     flows: (c.num_flows as usize).max(flows.len()),
                     flows_done: flows.iter().filter(|f| f.done).count(),
@@ -191,9 +193,9 @@ impl Sampler {
         let live = Live {
             scheduler: shared.scheduler.clone(),
             uptime_s: t_s,
-            rounds: s.rounds,
+            rounds: s.rounds(),
             daemons: s
-                .daemons
+                .daemons()
                 .iter()
                 .enumerate()
                 .map(|(port, d)| DaemonRow {
