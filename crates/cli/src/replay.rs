@@ -193,7 +193,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             } else {
                 eprintln!("interrupted: removing spilled objects");
             }
-            let _ = std::fs::remove_dir_all(&spilled);
+            crate::spill_dir::remove_racing(&spilled);
             std::process::exit(130);
         });
     }

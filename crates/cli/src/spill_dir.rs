@@ -26,6 +26,25 @@ impl SpillDir {
     }
 }
 
+/// Remove `dir` while other threads of this process may still be creating files or daemon data
+/// dirs in it (an interrupt arrives at any point of a replay): remove until it stays gone for
+/// a tenth of a second, at most about two seconds.
+pub fn remove_racing(dir: &Path) {
+    let mut gone_checks = 0;
+    for _ in 0..100 {
+        if dir.exists() {
+            gone_checks = 0;
+            let _ = std::fs::remove_dir_all(dir);
+        } else {
+            gone_checks += 1;
+            if gone_checks == 5 {
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 impl Drop for SpillDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -74,5 +93,23 @@ mod tests {
         assert!(path.is_dir());
         drop(ours);
         assert!(!path.exists(), "removed on drop");
+    }
+
+    #[test]
+    fn removal_outlasts_a_thread_that_keeps_recreating_the_directory() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("spill");
+        let d = dir.clone();
+        // A daemon starting up as the interrupt arrives: creates its data dir a few times.
+        let writer = std::thread::spawn(move || {
+            for i in 0..10 {
+                let _ = std::fs::create_dir_all(d.join("fair"));
+                let _ = std::fs::write(d.join("fair").join(format!("{i}")), b"x");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        remove_racing(&dir);
+        writer.join().unwrap();
+        assert!(!dir.exists(), "recreated after removal");
     }
 }
