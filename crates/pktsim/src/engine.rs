@@ -23,6 +23,16 @@ use crate::preempt::NodeSchedule;
 use crate::topology::Topology;
 use crate::variation::PortVariation;
 
+/// How far a run has come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Timesteps simulated.
+    pub steps: u64,
+    /// Data packets delivered, of `total`.
+    pub delivered: u64,
+    pub total: u64,
+}
+
 /// A simulation in progress. `run` drives one to the end; tests can step it.
 pub struct Sim {
     /// What the run counts (the report reads them).
@@ -262,6 +272,14 @@ impl Sim {
     /// What the wire impairments did (None: a loss-free wire).
     pub fn loss_counts(&self) -> Option<LossCounts> {
         self.impair.as_ref().map(|im| im.counts)
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            steps: self.now,
+            delivered: self.m.data_done,
+            total: self.m.data_total,
+        }
     }
 
     /// All data delivered.

@@ -20,7 +20,7 @@ mod variation;
 
 pub use bounds::{Bounds, Steps};
 pub use config::{LocalBytes, Placement, Priorities, SimConfig, SimError};
-pub use engine::Sim;
+pub use engine::{Progress, Sim};
 pub use loss::{Loss, LossCounts};
 pub use oracle::Oracles;
 pub use preempt::{NodeSchedule, Preemption, Replay};
@@ -40,5 +40,24 @@ pub fn run(matrix: &PacketMatrix, cfg: &SimConfig) -> SimReport {
 pub fn try_run(matrix: &PacketMatrix, cfg: &SimConfig) -> Result<SimReport, SimError> {
     let mut sim = Sim::new(matrix, cfg)?;
     sim.run_to_end();
+    Ok(SimReport::of(&sim, matrix))
+}
+
+/// As [`try_run`], calling `seen` every `every` timesteps with how far the run has come (for
+/// progress output of long runs; the simulator itself reads no clock).
+pub fn try_run_observed(
+    matrix: &PacketMatrix,
+    cfg: &SimConfig,
+    every: u64,
+    mut seen: impl FnMut(Progress),
+) -> Result<SimReport, SimError> {
+    let mut sim = Sim::new(matrix, cfg)?;
+    let every = every.max(1);
+    while !sim.finished() && !sim.stuck() {
+        sim.step();
+        if sim.now() % every == 0 {
+            seen(sim.progress());
+        }
+    }
     Ok(SimReport::of(&sim, matrix))
 }

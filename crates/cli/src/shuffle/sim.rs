@@ -2,11 +2,11 @@
 //! `coflowkit shuffle bench`: how fast the simulator runs (release builds only make sense).
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use coflowkit_pktsim::{try_run, SimReport};
+use coflowkit_pktsim::{try_run, try_run_observed, SimConfig, SimReport};
 use coflowkit_shuffle::matrix::{
     check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix,
 };
@@ -66,6 +66,28 @@ fn matrix(
     }
 }
 
+/// Runs one simulation; a run longer than a few seconds (`--nodes 5000`) says on stderr every
+/// few seconds how far it has come.
+fn run_with_progress(m: &PacketMatrix, cfg: &SimConfig) -> Result<SimReport> {
+    const EVERY: Duration = Duration::from_secs(3);
+    let start = Instant::now();
+    let mut next = EVERY;
+    Ok(try_run_observed(m, cfg, 1 << 12, |p| {
+        let t = start.elapsed();
+        if t >= next {
+            next = t + EVERY;
+            eprintln!(
+                "  {:.0} s: timestep {}, {} of {} data packets delivered ({:.1}%)",
+                t.as_secs_f64(),
+                p.steps,
+                p.delivered,
+                p.total,
+                100.0 * p.delivered as f64 / p.total.max(1) as f64
+            );
+        }
+    })?)
+}
+
 #[derive(Serialize)]
 struct JsonOut<'a> {
     seed: u64,
@@ -79,7 +101,7 @@ pub fn run(args: SimArgs) -> Result<()> {
     if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
         eprintln!("{cfg:?}");
     }
-    let r = try_run(&m, &cfg)?;
+    let r = run_with_progress(&m, &cfg)?;
     print_report(&r);
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&JsonOut {
