@@ -86,12 +86,12 @@ impl GrpfReceiver {
             Arrival::Nothing | Arrival::Repeat => return arrival,
             Arrival::Announced => {
                 self.rx_left += p.total as u64;
-                self.total_out += p.unsched as u64;
+                self.total_out += p.unsched.min(p.total) as u64;
             }
             Arrival::Data { first } => {
                 if first {
                     self.rx_left += p.total as u64;
-                    self.total_out += p.unsched as u64;
+                    self.total_out += p.unsched.min(p.total) as u64;
                 }
                 self.total_out = self.total_out.saturating_sub(1);
                 self.rx_left -= 1;
@@ -152,7 +152,8 @@ impl GrpfReceiver {
     /// removal on nearly every data packet.
     fn place(&mut self, j: usize) {
         let m = &self.inbox.msgs[j];
-        if m.granted >= m.total {
+        // Complete needs no grant either: a peer may send packets nobody granted.
+        if m.granted >= m.total || m.complete() {
             self.eligible.remove(j);
             return;
         }

@@ -79,11 +79,18 @@ impl Inbox {
     pub fn arrive(&mut self, p: &Packet, out: &mut Vec<Packet>) -> Arrival {
         let m = &mut self.msgs[p.src as usize];
         let first = !m.known;
+        if first && p.kind == Kind::Data && p.seq >= p.total {
+            // Malformed: it must not define the message (its length would be counted by
+            // nobody, and the next packet's arithmetic would go wrong).
+            self.errors += 1;
+            return Arrival::Nothing;
+        }
         if first {
             m.known = true;
             m.total = p.total;
-            m.granted = p.unsched;
-            m.out = p.unsched;
+            // More unscheduled packets than the message has would count grants never used.
+            m.granted = p.unsched.min(p.total);
+            m.out = m.granted;
             m.seed = p.seed;
             self.known += 1;
             if m.total == 0 {
