@@ -29,6 +29,10 @@ pub struct CoordinatorArgs {
     /// and scheduler wake-ups)
     #[arg(long, default_value_t = 100.0, value_name = "MS")]
     pub tick_ms: f64,
+    /// Forget a daemon that has stayed disconnected this many seconds (its flows end as
+    /// failed, its port is reused; it registers anew if it comes back). 0 = never
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    pub forget_daemons_after_s: f64,
     /// Also serve GET /metrics (Prometheus) and GET /status (JSON) over HTTP on this address
     /// (read-only, no token: bind it to a private address)
     #[arg(long, value_name = "HOST:PORT")]
@@ -48,6 +52,9 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
     if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
         bail!("--tick-ms must be a non-negative number");
     }
+    if !(args.forget_daemons_after_s >= 0.0 && args.forget_daemons_after_s <= 1e9) {
+        bail!("--forget-daemons-after-s must be between 0 (never) and 1e9");
+    }
     let token = Token::from_file(&args.token_file)?;
     let mut cfg = CoordinatorConfig::new(token, kinds[0]);
     cfg.options = args.sched.options()?;
@@ -55,6 +62,8 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
     cfg.metrics = args.metrics_listen;
     cfg.tls = args.tls.load()?;
     cfg.tick = (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0));
+    cfg.forget_daemons_after = (args.forget_daemons_after_s > 0.0)
+        .then(|| Duration::from_secs_f64(args.forget_daemons_after_s));
     Ok(cfg)
 }
 

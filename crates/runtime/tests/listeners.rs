@@ -165,3 +165,45 @@ async fn registrations_past_the_daemon_limit_are_refused_and_known_daemons_come_
     // A known daemon re-registers (after a restart of its own) as before.
     rpc.register_daemon(req("a:1")).await.unwrap();
 }
+
+/// Daemons that never follow their rate stream are forgotten after the timeout, which frees
+/// their places under the limit (and their ports) for new ones.
+#[tokio::test]
+async fn daemons_that_stay_disconnected_are_forgotten_and_free_their_places() {
+    use coflowkit_runtime::proto::RegisterDaemonRequest;
+    let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Fair);
+    cfg.max_daemons = 2;
+    cfg.forget_daemons_after = Some(Duration::from_millis(200));
+    let c = coordinator::spawn(cfg, loopback()).unwrap();
+    let mut rpc = coflowkit_runtime::rpc::connect(&c.addr().to_string(), &token())
+        .await
+        .unwrap();
+    let req = |addr: &str| RegisterDaemonRequest {
+        protocol_version: coflowkit_runtime::PROTOCOL_VERSION,
+        addr: addr.into(),
+        nic_bytes_per_s: 1e6,
+        ..Default::default()
+    };
+    rpc.register_daemon(req("a:1")).await.unwrap();
+    rpc.register_daemon(req("b:1")).await.unwrap();
+    let refused = rpc.register_daemon(req("c:1")).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    // Neither subscribes to its rates: both are forgotten, and c takes a freed port.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let c_port = loop {
+        match rpc.register_daemon(req("c:1")).await {
+            Ok(r) => break r.into_inner().port,
+            Err(e) => assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}"),
+        }
+        assert!(std::time::Instant::now() < deadline, "never forgotten");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(c_port <= 1, "the fabric did not grow: port {c_port}");
+    let status = rpc
+        .status(coflowkit_runtime::proto::Empty {})
+        .await
+        .unwrap()
+        .into_inner();
+    let addrs: Vec<_> = status.daemons.iter().map(|d| d.addr.as_str()).collect();
+    assert!(addrs.contains(&"c:1") && addrs.len() <= 2, "{addrs:?}");
+}

@@ -101,7 +101,7 @@ fn metrics(shared: &Shared) -> String {
         "Duration of the last scheduling round",
         last_decision_s,
     );
-    gauge("daemons", "Registered daemons", s.daemons().len() as f64);
+    gauge("daemons", "Registered daemons", s.live_daemons() as f64);
     gauge(
         "daemons_connected",
         "Daemons following the rate stream",
@@ -151,7 +151,7 @@ fn status_json(shared: &Shared) -> String {
         "rounds": s.rounds(),
         "uptime_s": now,
         "last_decision_s": last_decision_s,
-        "daemons": s.daemons().iter().enumerate().map(|(i, d)| json!({
+        "daemons": s.daemons().iter().enumerate().filter(|(_, d)| !d.gone).map(|(i, d)| json!({
             "port": i, "addr": d.addr, "nic_bytes_per_s": d.nic_bytes_per_s,
             "connected": d.connected, "objects": d.objects,
         })).collect::<Vec<_>>(),

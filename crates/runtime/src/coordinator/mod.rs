@@ -47,6 +47,9 @@ pub struct CoordinatorConfig {
     /// Most daemons (distinct addresses) ever registered; more are refused with
     /// `RESOURCE_EXHAUSTED` (the fabric grows with them; default 4096).
     pub max_daemons: usize,
+    /// Forget a daemon that stays disconnected this long: its flows end as failed, its objects
+    /// are no longer located, its port is reused (default 300 s; `None` = never).
+    pub forget_daemons_after: Option<Duration>,
     /// Connection limits and timeouts of the control listener (the metrics listener takes a
     /// sixteenth of them, at least 4).
     pub limits: Limits,
@@ -64,6 +67,7 @@ impl CoordinatorConfig {
             tls: None,
             limits: Limits::default(),
             max_daemons: 4096,
+            forget_daemons_after: Some(Duration::from_secs(300)),
         }
     }
 }
@@ -111,6 +115,9 @@ async fn serve_on(
         };
         let gate = Gate::new("metrics endpoint", limits, shared.metrics_stats.clone());
         tokio::spawn(http::serve(shared.clone(), l, gate));
+    }
+    if let Some(after) = config.forget_daemons_after {
+        tokio::spawn(forget_disconnected(shared.clone(), after));
     }
     let brain = shared.clone();
     let tick = config.tick;
@@ -201,6 +208,26 @@ async fn serve_on(
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| Error::Config(format!("coordinator server: {e}")))
+}
+
+/// Sweeps for daemons disconnected for `after` (a quarter of it apart, at most 10 s), forgets
+/// them and wakes the brain to decide without them.
+async fn forget_disconnected(shared: Arc<Shared>, after: Duration) {
+    let period = (after / 4).clamp(Duration::from_millis(1), Duration::from_secs(10));
+    let mut every = tokio::time::interval(period);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let now = shared.now_s();
+        let gone = (shared.state.lock().unwrap_or_else(|p| p.into_inner()))
+            .forget_disconnected(now, after.as_secs_f64());
+        for addr in &gone {
+            tracing::warn!(daemon = %addr, "forgotten: disconnected for {after:?}; its flows end as failed");
+        }
+        if !gone.is_empty() {
+            shared.wake.notify_one();
+        }
+    }
 }
 
 /// HTTP/2 preface (24 bytes) and a SETTINGS frame header: what a client must send before the

@@ -193,7 +193,7 @@ impl Coordinator for Service {
         let port = {
             let now = self.0.now_s();
             let mut s = self.0.lock();
-            if s.port_of(&r.addr).is_none() && s.daemons().len() >= self.0.max_daemons {
+            if s.port_of(&r.addr).is_none() && s.live_daemons() >= self.0.max_daemons {
                 drop(s);
                 tracing::warn!(daemon = %r.addr, "refused: {} daemons registered already", self.0.max_daemons);
                 return Err(Status::resource_exhausted(format!(
@@ -294,6 +294,7 @@ impl Coordinator for Service {
             .daemons()
             .iter()
             .enumerate()
+            .filter(|(_, d)| !d.gone)
             .map(|(i, d)| status_reply::Daemon {
                 addr: d.addr.clone(),
                 port: i as u32,

@@ -198,6 +198,7 @@ impl Sampler {
                 .daemons()
                 .iter()
                 .enumerate()
+                .filter(|(_, d)| !d.gone)
                 .map(|(port, d)| DaemonRow {
                     port,
                     addr: d.addr.clone(),

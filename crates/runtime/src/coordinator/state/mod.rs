@@ -93,6 +93,12 @@ impl State {
         self.rec.set_connected(port, connected)
     }
 
+    /// Forget the daemons that have stayed disconnected for `after_s`, as seen by the sweeps
+    /// (this one at `now`); returns their addresses. See `Records::forget_disconnected`.
+    pub fn forget_disconnected(&mut self, now: f64, after_s: f64) -> Vec<String> {
+        self.rec.forget_disconnected(now, after_s)
+    }
+
     /// A daemon subscribes to its rates: connected, in a new session (returned).
     pub fn subscribe(&mut self, port: usize) -> u64 {
         self.rec.daemons[port].session += 1;
@@ -122,8 +128,14 @@ impl State {
         !self.rec.dirty.major && self.rec.flows.values().all(|f| f.done)
     }
 
+    /// Every port's daemon, forgotten ones included (`gone`: their ports wait for reuse).
     pub fn daemons(&self) -> &[Daemon] {
         &self.rec.daemons
+    }
+
+    /// How many daemons are registered now (forgotten ones not counted).
+    pub fn live_daemons(&self) -> usize {
+        self.rec.live_daemons()
     }
 
     /// The port of the daemon at `addr`, if registered.
@@ -473,5 +485,58 @@ mod tests {
             },
         );
         assert_eq!(s.objects(), 0);
+    }
+
+    /// A daemon disconnected for the timeout is forgotten: its flows and objects go, flows
+    /// towards it count as going outside, the next new daemon takes its port (the fabric does
+    /// not grow), and one that reconnects in time is kept.
+    #[test]
+    fn daemons_disconnected_past_the_timeout_are_forgotten_and_their_ports_reused() {
+        let mut s = State::new(1);
+        let a = s.register_daemon(0.0, "a:1", 100.0, &[], &[]);
+        let b = s.register_daemon(0.0, "b:1", 100.0, &[], &[]);
+        let c = s.register_daemon(0.0, "c:1", 100.0, &[], &[]);
+        let sa = s.subscribe(a);
+        let sb = s.subscribe(b);
+        s.subscribe(c);
+        let co = s
+            .register_coflow(0.0, "co".into(), 2, None, 1.0, vec![])
+            .unwrap();
+        let obj = StoredObject {
+            coflow: co,
+            data_id: "x".into(),
+            size_bytes: 5,
+            ..Default::default()
+        };
+        s.put_done(0.0, b, &obj);
+        s.start_flow(0.0, a, &flow(1, co, "b:1", 100));
+        s.start_flow(0.0, b, &flow(2, co, "a:1", 100));
+        assert!(s.unsubscribe(b, sb) && s.unsubscribe(a, sa));
+        // A sees the disconnections; a comes back before the timeout.
+        assert!(s.forget_disconnected(10.0, 30.0).is_empty());
+        s.subscribe(a);
+        assert!(s.forget_disconnected(39.0, 30.0).is_empty(), "29 s only");
+        assert_eq!(s.forget_disconnected(40.0, 30.0), vec!["b:1".to_string()]);
+        assert!(s.daemons()[b].gone && !s.daemons()[a].gone && !s.daemons()[c].gone);
+        assert_eq!((s.live_daemons(), s.port_of("b:1")), (2, None));
+        assert_eq!(s.locate(co, "x"), None, "its objects are not located");
+        assert!(s.flow((b, 2)).is_none(), "its flows end");
+        assert_eq!(s.flow((a, 1)).unwrap().dst, None, "towards it: outside");
+        assert!(s.pending());
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let (_, ups) = s.decide(fair.as_mut(), 40.0);
+        assert_eq!(ups.len(), 3, "one update per port, the free one too");
+        // A new daemon takes the free port; an old session's end cannot disconnect it.
+        let d = s.register_daemon(41.0, "d:1", 50.0, &[], &[]);
+        assert_eq!(d, b);
+        assert_eq!(s.daemons().len(), 3);
+        let sd = s.subscribe(d);
+        assert!(!s.unsubscribe(d, sb));
+        assert!(s.daemons()[d].connected && !s.daemons()[d].gone);
+        assert!(sd > sb);
+        // Forgetting is idempotent, and 0 s forgets at the first sweep.
+        assert!(s.forget_disconnected(100.0, 30.0).is_empty());
+        assert!(s.unsubscribe(d, sd));
+        assert_eq!(s.forget_disconnected(100.0, 0.0), vec!["d:1".to_string()]);
     }
 }

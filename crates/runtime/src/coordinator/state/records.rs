@@ -20,6 +20,11 @@ pub struct Daemon {
     /// Bumped on every (re-)subscription so a stale stream's end does not disconnect a new one.
     pub session: u64,
     pub objects: u32,
+    /// Forgotten after staying disconnected (see [`Records::forget_disconnected`]): its port
+    /// is free for the next new daemon, and no flow or object refers to it.
+    pub gone: bool,
+    /// When a forgetting sweep first saw it disconnected (`None` while connected).
+    pub(super) unseen_since_s: Option<f64>,
 }
 
 pub struct CoflowRec {
@@ -76,6 +81,9 @@ pub(super) struct Dirty {
 pub(super) struct Records {
     pub(super) daemons: Vec<Daemon>,
     pub(super) by_addr: HashMap<String, usize>,
+    /// Ports of forgotten daemons, reused by new ones (so the fabric is as large as the most
+    /// daemons ever registered at once, not as all that ever were).
+    free_ports: Vec<usize>,
     pub(super) coflows: BTreeMap<u64, CoflowRec>,
     pub(super) flows: HashMap<FlowKey, FlowRec>,
     pub(super) objects: HashMap<(u64, String), (usize, u64)>,
@@ -93,6 +101,7 @@ impl Records {
         Records {
             daemons: Vec::new(),
             by_addr: HashMap::new(),
+            free_ports: Vec::new(),
             coflows: BTreeMap::new(),
             flows: HashMap::new(),
             objects: HashMap::new(),
@@ -201,16 +210,29 @@ impl Records {
                 p
             }
             None => {
-                self.daemons.push(Daemon {
+                let mut d = Daemon {
                     addr: addr.to_string(),
                     nic_bytes_per_s,
                     connected: false,
                     session: 0,
                     objects: 0,
-                });
-                self.by_addr
-                    .insert(addr.to_string(), self.daemons.len() - 1);
-                self.daemons.len() - 1
+                    gone: false,
+                    unseen_since_s: None,
+                };
+                let port = match self.free_ports.pop() {
+                    Some(p) => {
+                        // Sessions keep counting up, so an old stream's end never matches.
+                        d.session = self.daemons[p].session;
+                        self.daemons[p] = d;
+                        p
+                    }
+                    None => {
+                        self.daemons.push(d);
+                        self.daemons.len() - 1
+                    }
+                };
+                self.by_addr.insert(addr.to_string(), port);
+                port
             }
         };
         self.objects.retain(|_, (src, _)| *src != port);
@@ -370,7 +392,52 @@ impl Records {
         })
     }
 
+    /// Daemons registered now (forgotten ones not counted).
+    pub(super) fn live_daemons(&self) -> usize {
+        self.by_addr.len()
+    }
+
+    /// Forget the daemons that have stayed disconnected for `after_s` (as seen by the sweeps
+    /// at `now`): their flows end as failed, their objects are no longer located, flows towards
+    /// them count as going outside, and their ports are free. A forgotten daemon that comes
+    /// back registers anew with its soft state. Returns the addresses forgotten.
+    pub(super) fn forget_disconnected(&mut self, now: f64, after_s: f64) -> Vec<String> {
+        let mut forgotten = Vec::new();
+        for port in 0..self.daemons.len() {
+            let d = &mut self.daemons[port];
+            if d.gone || d.connected {
+                continue;
+            }
+            let since = *d.unseen_since_s.get_or_insert(now);
+            if now - since < after_s {
+                continue;
+            }
+            d.gone = true;
+            d.objects = 0;
+            d.unseen_since_s = None;
+            let addr = std::mem::take(&mut d.addr);
+            self.by_addr.remove(&addr);
+            self.free_ports.push(port);
+            self.objects.retain(|_, (src, _)| *src != port);
+            let from: Vec<FlowKey> = self.flows.keys().filter(|k| k.0 == port).copied().collect();
+            for k in from {
+                self.drop_flow(k);
+            }
+            for f in self.flows.values_mut() {
+                if f.dst == Some(port) {
+                    f.dst = None;
+                }
+            }
+            self.dirty.major = true;
+            forgotten.push(addr);
+        }
+        forgotten
+    }
+
     pub(super) fn set_connected(&mut self, port: usize, connected: bool) {
+        if connected {
+            self.daemons[port].unseen_since_s = None;
+        }
         if self.daemons[port].connected != connected {
             self.daemons[port].connected = connected;
             self.dirty.major = true;
@@ -381,7 +448,11 @@ impl Records {
     /// "outside" port for receivers that are not daemon hosts, as fast as all NICs together.
     pub(super) fn fabric(&self) -> Fabric {
         let mut up: Vec<f64> = self.daemons.iter().map(|d| d.nic_bytes_per_s).collect();
-        up.push(up.iter().sum::<f64>().max(1.0));
+        let live: f64 = (self.daemons.iter())
+            .filter(|d| !d.gone)
+            .map(|d| d.nic_bytes_per_s)
+            .sum();
+        up.push(live.max(1.0));
         Fabric {
             down_bytes_per_s: up.clone(),
             up_bytes_per_s: up,
