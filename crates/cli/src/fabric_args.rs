@@ -47,8 +47,41 @@ impl WorkloadArgs {
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             trace.coflows.truncate(n);
         }
+        // Tables scale with the ports the coflows use, not those the trace declares.
+        let declared = trace.ports;
+        let used = trace.compact_ports();
+        if used.is_some() {
+            eprintln!(
+                "{}: {declared} ports declared, {} used: the simulation numbers those 0..{} in \
+                 order",
+                path.display(),
+                trace.ports,
+                trace.ports
+            );
+        }
         check_pair_tables(&path, trace.ports as u64)?;
-        let fabric = self.fabric(trace.ports as usize)?;
+        let fabric = match (&used, &self.port_rates) {
+            (Some(used), Some(file)) => {
+                if declared > MAX_DECLARED_WITH_RATES {
+                    anyhow::bail!(
+                        "{}: the trace declares {declared} ports; --port-rates reads a rate for \
+                         each declared port, at most {MAX_DECLARED_WITH_RATES}",
+                        path.display()
+                    );
+                }
+                let all = read_port_rates(file, declared as usize, self.port_rate)?;
+                let pick = |v: &[f64]| -> Vec<f64> {
+                    let mut out: Vec<f64> = used.iter().map(|&p| v[p as usize]).collect();
+                    out.resize(trace.ports as usize, self.port_rate / 8.0);
+                    out
+                };
+                Fabric {
+                    up_bytes_per_s: pick(&all.up_bytes_per_s),
+                    down_bytes_per_s: pick(&all.down_bytes_per_s),
+                }
+            }
+            _ => self.fabric(trace.ports as usize)?,
+        };
         Ok((path, trace, fabric))
     }
 
@@ -77,6 +110,10 @@ pub fn default_trace_path() -> PathBuf {
     }
 }
 
+/// The most ports a trace may declare when `--port-rates` gives their rates (a rate is read
+/// for each, 17 bytes per port).
+const MAX_DECLARED_WITH_RATES: u32 = 1 << 24;
+
 /// The simulator and the schedulers keep dense tables per (source, destination) port pair;
 /// about this many bytes per pair, summed over them.
 const PAIR_TABLE_BYTES: u64 = 40;
@@ -92,9 +129,9 @@ pub fn check_pair_tables(path: &std::path::Path, ports: u64) -> Result<()> {
         .unwrap_or(u64::MAX);
     if need > MAX_PAIR_TABLES_BYTES {
         anyhow::bail!(
-            "{}: the trace declares {ports} ports: the simulator's per-port-pair tables would \
+            "{}: {ports} ports in use: the simulator's per-port-pair tables would \
              need about {:.1} GB ({ports}^2 pairs x {PAIR_TABLE_BYTES} bytes), over the limit of \
-             {:.1} GB (at most {} ports); renumber the ports the trace uses from 0",
+             {:.1} GB (at most {} ports)",
             path.display(),
             need as f64 / 1e9,
             MAX_PAIR_TABLES_BYTES as f64 / 1e9,

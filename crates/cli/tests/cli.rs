@@ -121,12 +121,44 @@ fn trace_gen_and_stats_round_trip_through_both_formats() {
 #[test]
 fn huge_declared_sizes_endless_files_and_zero_counts_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let t = write(dir.path(), "wide.txt", "30000 1\n1 0 1 0 1 29999:1.0\n");
+    // A wide declared fabric costs nothing until used: two of 30,000 ports run as two.
+    let wide = write(dir.path(), "wide.txt", "30000 1\n1 0 1 0 1 29999:1.0\n");
+    let narrow = write(dir.path(), "narrow.txt", "2 1\n1 0 1 0 1 1:1.0\n");
+    let json = |t: &str| {
+        let out_path = dir.path().join("out.json");
+        let out = coflowkit(&[
+            "sim",
+            "--trace",
+            t,
+            "-s",
+            "fifo",
+            "--json",
+            out_path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+        (v, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (w, note) = json(&wide);
+    let (n, _) = json(&narrow);
+    assert!(note.contains("30000 ports declared, 2 used"), "{note}");
+    for (a, b) in (w["results"].as_array().unwrap().iter()).zip(n["results"].as_array().unwrap()) {
+        assert_eq!(a["coflows"], b["coflows"]);
+    }
+    // Many ports in use still need the dense tables: refused up front with the estimate.
+    let mappers: Vec<String> = (0..8000).map(|p| p.to_string()).collect();
+    let line = format!("8001 1\n1 0 8000 {} 1 8000:1.0\n", mappers.join(" "));
+    let t = write(dir.path(), "used.txt", &line);
     let out = coflowkit(&["sim", "--trace", &t, "-s", "fifo"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("declares 30000 ports") && err.contains("GB") && err.contains("limit"),
+        err.contains("8001 ports in use") && err.contains("GB") && err.contains("limit"),
         "{err}"
     );
     let out = coflowkit(&["sim", "--trace", "/dev/zero", "-s", "fifo"]);

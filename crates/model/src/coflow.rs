@@ -87,11 +87,68 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Renumbers the ports the coflows use to `0..used`, keeping their order, so that per-port
+    /// (and per-port-pair) tables scale with the ports a trace uses rather than those it
+    /// declares. Returns each new port's number in the trace, or `None` when nothing changed
+    /// (every declared port is used). A trace without flows keeps one port.
+    pub fn compact_ports(&mut self) -> Option<Vec<u32>> {
+        let mut used: Vec<u32> = (self.coflows.iter())
+            .flat_map(|c| c.flows.iter().flat_map(|f| [f.src, f.dst]))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        if used.len() == self.ports as usize {
+            return None;
+        }
+        let new = |p: u32| used.binary_search(&p).expect("a used port") as u32;
+        for c in &mut self.coflows {
+            for f in &mut c.flows {
+                (f.src, f.dst) = (new(f.src), new(f.dst));
+            }
+        }
+        self.ports = used.len().max(1) as u32;
+        Some(used)
+    }
+
     pub fn flows(&self) -> usize {
         self.coflows.iter().map(|c| c.flows.len()).sum()
     }
 
     pub fn bytes(&self) -> f64 {
         self.coflows.iter().map(|c| c.bytes()).sum()
+    }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    use super::*;
+
+    #[test]
+    fn compaction_keeps_the_used_ports_in_order_and_nothing_else() {
+        let flow = |src, dst| Flow {
+            src,
+            dst,
+            bytes: 1.0,
+        };
+        let mut t = Trace {
+            ports: 30_000,
+            coflows: vec![
+                Coflow::new(1, 0.0, vec![flow(29_999, 7), flow(7, 500)]),
+                Coflow::new(2, 1.0, vec![flow(500, 29_999)]),
+            ],
+        };
+        assert_eq!(t.compact_ports(), Some(vec![7, 500, 29_999]));
+        assert_eq!(t.ports, 3);
+        let pairs: Vec<_> = (t.coflows.iter())
+            .flat_map(|c| c.flows.iter().map(|f| (f.src, f.dst)))
+            .collect();
+        assert_eq!(pairs, vec![(2, 0), (0, 1), (1, 2)]);
+        assert_eq!(t.compact_ports(), None, "already compact");
+        let mut empty = Trace {
+            ports: 9,
+            coflows: vec![],
+        };
+        assert_eq!(empty.compact_ports(), Some(vec![]));
+        assert_eq!(empty.ports, 1);
     }
 }
