@@ -52,7 +52,9 @@ pub fn run(data: &[u8]) {
     let protocol = Protocol::parse(PROTOCOLS[proto as usize % PROTOCOLS.len()]).unwrap();
     let n = 2 + n as usize % 5;
     let id = id as usize % n;
-    let sizes: Vec<u64> = (0..n).map(|_| u64::from(b.u8().unwrap_or(3) % 20)).collect();
+    let sizes: Vec<u64> = (0..n)
+        .map(|_| u64::from(b.u8().unwrap_or(3) % 20))
+        .collect();
     let senders: Vec<u32> = (0..n as u32).filter(|&s| s as usize != id).collect();
     let grant = GrantOptions::default();
     let mut node = Node::new(&NodeSpec {
@@ -114,7 +116,10 @@ fn packet(b: &mut Bytes, id: usize, n: usize) -> Option<Packet> {
 
 fn check_sent(p: &Packet, id: usize, n: usize) {
     assert_eq!(p.src as usize, id, "sent as another node: {p:?}");
-    assert!((p.dst as usize) < n && p.dst as usize != id, "bad destination: {p:?}");
+    assert!(
+        (p.dst as usize) < n && p.dst as usize != id,
+        "bad destination: {p:?}"
+    );
     if p.kind == Kind::Data {
         assert!(p.seq < p.total, "data past its message: {p:?}");
     }
