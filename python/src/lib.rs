@@ -36,6 +36,9 @@ mod report;
 #[path = "../../crates/cli/src/sched_args.rs"]
 mod sched_args;
 #[allow(dead_code)]
+#[path = "../../crates/cli/src/tenant_report.rs"]
+mod tenant_report;
+#[allow(dead_code)]
 #[path = "../../crates/cli/src/shuffle"]
 mod cli_shuffle {
     pub mod matrix_args;

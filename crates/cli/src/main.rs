@@ -21,6 +21,7 @@ mod sim;
 mod sortdata;
 mod spill_dir;
 mod status;
+mod tenant_report;
 mod testbed_cmd;
 mod tls_args;
 mod trace_cmd;

@@ -10,12 +10,15 @@ use coflowkit_flowsim::coflowsim::{self, Algo};
 use coflowkit_flowsim::{simulate_with, SimOptions, SimOutput};
 use coflowkit_model::deadlines;
 use coflowkit_model::{Fabric, Trace};
+use coflowkit_sched::probe::Probe;
+use coflowkit_sched::tenant::metrics::TenantMetrics;
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 
 use crate::engine_args::EngineArgs;
 use crate::fabric_args::WorkloadArgs;
 use crate::report::{self, Run};
 use crate::sched_args::SchedArgs;
+use crate::tenant_report;
 
 /// Which simulator model replays the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -57,6 +60,11 @@ pub struct SimArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Measure every selected scheduler as a multi-tenant one (per-coflow progress, isolation
+    /// guarantee over time, utilization; docs/hug.md). Always on for hug, drf and psp. A
+    /// measured pair-rated policy (fair, wss) runs in the per-flow world
+    #[arg(long)]
+    pub tenant_metrics: bool,
     /// Simulations run at once [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub jobs: Option<usize>,
@@ -91,9 +99,19 @@ pub fn run(args: SimArgs) -> Result<()> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let sim = args.engine.options()?;
-    let outputs = match args.model {
-        Model::Exact => run_all(&trace, &fabric, &kinds, &opts, &sim, jobs)?,
-        Model::Coflowsim => run_coflowsim(&trace, &fabric, &kinds)?,
+    let probe = |k: SchedulerKind| args.tenant_metrics || SchedulerKind::TENANT.contains(&k);
+    let (outputs, metrics) = match args.model {
+        Model::Exact => run_all_probed(&trace, &fabric, &kinds, &opts, &sim, jobs, probe)?
+            .into_iter()
+            .unzip(),
+        Model::Coflowsim => {
+            if args.tenant_metrics {
+                bail!("--tenant-metrics: only with --model exact");
+            }
+            let outs = run_coflowsim(&trace, &fabric, &kinds)?;
+            let none = vec![None; outs.len()];
+            (outs, none)
+        }
     };
     let runs: Vec<Run> = outputs.into_iter().map(Run::new).collect();
 
@@ -111,8 +129,17 @@ pub fn run(args: SimArgs) -> Result<()> {
         }
     );
     print!("{}", report::table(&runs, baseline.name()));
-    if let Some(p) = &args.json {
-        report::write_json(p, &trace_name, &fabric, &opts, &runs, baseline.name())?;
+    if metrics.iter().any(Option::is_some) {
+        print!("{}", tenant_report::tables(&runs, &metrics, &fabric));
+    }
+    match &args.json {
+        Some(p) if metrics.iter().any(Option::is_some) => {
+            let mut doc = report::json_doc(&trace_name, &fabric, &opts, &runs, baseline.name());
+            tenant_report::add_to_json(&mut doc, &metrics);
+            report::write_value(p, &doc)?;
+        }
+        Some(p) => report::write_json(p, &trace_name, &fabric, &opts, &runs, baseline.name())?,
+        None => {}
     }
     if let Some(p) = &args.csv {
         report::write_csv(p, &runs)?;
@@ -172,6 +199,7 @@ pub fn run_coflowsim(
 }
 
 /// Run every scheduler on its own thread pool slot; results come back in `kinds` order.
+#[allow(dead_code)] // the Python package's `sim` calls it
 pub fn run_all(
     trace: &Trace,
     fabric: &Fabric,
@@ -180,6 +208,20 @@ pub fn run_all(
     sim: &SimOptions,
     jobs: usize,
 ) -> Result<Vec<SimOutput>> {
+    let runs = run_all_probed(trace, fabric, kinds, opts, sim, jobs, |_| false)?;
+    Ok(runs.into_iter().map(|(o, _)| o).collect())
+}
+
+/// [`run_all`], measuring the schedulers `probe` picks as multi-tenant ones.
+pub fn run_all_probed(
+    trace: &Trace,
+    fabric: &Fabric,
+    kinds: &[SchedulerKind],
+    opts: &SchedOptions,
+    sim: &SimOptions,
+    jobs: usize,
+    probe: impl Fn(SchedulerKind) -> bool + Sync,
+) -> Result<Vec<(SimOutput, Option<TenantMetrics>)>> {
     // Long replays show progress on a terminal and stay quiet when piped.
     let progress = std::io::stderr().is_terminal();
     if progress {
@@ -190,7 +232,8 @@ pub fn run_all(
         );
     }
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<Result<SimOutput>>>> =
+    type Measured = (SimOutput, Option<TenantMetrics>);
+    let results: Mutex<Vec<Option<Result<Measured>>>> =
         Mutex::new((0..kinds.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, kinds.len().max(1)) {
@@ -202,11 +245,16 @@ pub fn run_all(
                     i
                 };
                 let Some(&kind) = kinds.get(i) else { break };
-                let mut sched = build(kind, opts);
-                let r = simulate_with(trace, fabric, sched.as_mut(), sim)
-                    .with_context(|| format!("simulating {kind}"));
+                let r = if probe(kind) {
+                    let mut p = Probe::new(build(kind, opts));
+                    simulate_with(trace, fabric, &mut p, sim).map(|o| (o, Some(p.finish())))
+                } else {
+                    let mut sched = build(kind, opts);
+                    simulate_with(trace, fabric, sched.as_mut(), sim).map(|o| (o, None))
+                }
+                .with_context(|| format!("simulating {kind}"));
                 if progress {
-                    if let Ok(out) = &r {
+                    if let Ok((out, _)) = &r {
                         eprintln!(
                             "  {kind} done in {:.1} s ({} decisions, {} redistributions)",
                             out.wall_s, out.decisions, out.redistributions

@@ -122,3 +122,66 @@ fn sim_runs_hug_drf_psp_with_every_coflow_a_tenant() {
         }
     }
 }
+
+/// X: one flow from port 0 to port 2. Y: port 0 to ports 1, 2, 3. 1 MB each, both at 0.
+const X_AND_Y: &str = "4 2\n1 0 1 0 1 2:1.0\n2 0 1 0 3 1:1.0 2:1.0 3:1.0\n";
+
+#[test]
+fn sim_prints_and_writes_the_multi_tenant_measures() {
+    // Uplink 0 is everyone's bottleneck. Per-flow fairness: four flows share it, X gets 1/4
+    // (progress 1/4, 250 Mbit/s), Y 3/4; all end at 4 units (a unit = 1 MB at the port rate):
+    // slowdowns 4 (X alone takes 1) and 4/3 (Y alone takes 3). HUG: P* = 1/2, X 1/2 until it
+    // ends at 2, then Y the whole uplink until 4: slowdowns 2 and 4/3. Both use 2 of 8 links.
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "xy.txt", X_AND_Y);
+    let json = dir.path().join("out.json");
+    let o = coflowkit(&[
+        "sim",
+        "--trace",
+        &t,
+        "-s",
+        "hug,fair",
+        "--tenant-metrics",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("multi-tenant measures"), "{text}");
+    assert!(text.contains("slowdown"), "{text}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let result = |name: &str| {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scheduler"] == name)
+            .unwrap()
+            .clone()
+    };
+    for (name, ig, max_sd, avg_sd, sd_sd) in [
+        ("fair", 0.25, 4.0, 8.0 / 3.0, 4.0 / 3.0),
+        ("hug", 0.5, 2.0, 5.0 / 3.0, 1.0 / 3.0),
+    ] {
+        let r = result(name);
+        let m = &r["tenant_metrics"];
+        assert!(close(&m["first"]["isolation_guarantee"], ig), "{name}: {m}");
+        assert!(close(&m["first"]["utilization"], 0.25), "{name}: {m}");
+        let s = &r["summary"]["slowdown"];
+        assert!(close(&s["min"], 4.0 / 3.0), "{name}: {s}");
+        assert!(close(&s["max"], max_sd), "{name}: {s}");
+        assert!(close(&s["avg"], avg_sd), "{name}: {s}");
+        assert!(close(&s["stdev"], sd_sd), "{name}: {s}");
+    }
+    // X's bottleneck bandwidth at the start: 250 Mbit/s under fair, 500 under HUG.
+    let x_bps = |name: &str| {
+        let r = result(name);
+        r["tenant_metrics"]["first"]["coflows"][0]["bottleneck_bytes_per_s"]
+            .as_f64()
+            .unwrap()
+            * 8.0
+    };
+    assert!((x_bps("fair") - 250e6).abs() < 1.0, "{}", x_bps("fair"));
+    assert!((x_bps("hug") - 500e6).abs() < 1.0, "{}", x_bps("hug"));
+}

@@ -20,6 +20,9 @@ pub struct Summary {
     pub coflows_by_bin: BTreeMap<String, usize>,
     /// Mean of CCT / isolated CCT.
     pub avg_slowdown: f64,
+    /// CCT / isolated CCT: min, max, mean, stdev (Table 7.3). Absent from older JSON.
+    #[serde(default)]
+    pub slowdown: SlowdownStats,
     pub avg_fct_s: f64,
     pub makespan_s: f64,
     /// Coflows that had a deadline, and how many met it.
@@ -30,6 +33,38 @@ pub struct Summary {
     #[serde(default)]
     pub redistributions: u64,
     pub wall_s: f64,
+}
+
+/// The spread of slowdowns (CCT / isolated CCT) over a run's coflows, as in Table 7.3. The
+/// standard deviation is the population one (divided by n): the thesis does not say which.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct SlowdownStats {
+    pub min: f64,
+    pub max: f64,
+    pub avg: f64,
+    pub stdev: f64,
+}
+
+impl SlowdownStats {
+    /// NaN everywhere for no values.
+    pub fn of(v: &[f64]) -> Self {
+        if v.is_empty() {
+            return SlowdownStats {
+                min: f64::NAN,
+                max: f64::NAN,
+                avg: f64::NAN,
+                stdev: f64::NAN,
+            };
+        }
+        let avg = mean(v);
+        let var = v.iter().map(|x| (x - avg) * (x - avg)).sum::<f64>() / v.len() as f64;
+        SlowdownStats {
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            avg,
+            stdev: var.sqrt(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -88,6 +123,7 @@ impl Summary {
             avg_cct_by_bin_s: avg_by_bin,
             coflows_by_bin: n_by_bin,
             avg_slowdown: mean(&slowdowns),
+            slowdown: SlowdownStats::of(&slowdowns),
             avg_fct_s: if flows > 0 {
                 fct_total / flows as f64
             } else {

@@ -9,6 +9,7 @@ pub mod dag;
 mod machinery;
 mod pair_policy;
 pub mod policy;
+pub mod probe;
 pub mod registry;
 pub mod select;
 pub mod state;

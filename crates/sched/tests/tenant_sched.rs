@@ -153,3 +153,37 @@ fn decisions_are_feasible() {
         }
     }
 }
+
+#[test]
+fn unknown_sizes_count_one_unit_per_flow() {
+    // Non-clairvoyant coflows (remaining bytes infinite) are rated as if every unfinished flow
+    // had the same size: the same rates as equal finite sizes, for every multi-tenant policy.
+    let fabric = Fabric::uniform(3, 6.0);
+    let flows_a = [(0, 1), (0, 2), (1, 2)];
+    let flows_b = [(0, 2), (2, 1)];
+    let with = |b: f64| {
+        let f = |fl: &[(u32, u32)]| fl.iter().map(|&(s, d)| (s, d, b)).collect::<Vec<_>>();
+        [coflow(1, &f(&flows_a)), coflow(2, &f(&flows_b))]
+    };
+    for kind in SchedulerKind::TENANT {
+        let unknown = rates(
+            *kind,
+            &SchedOptions::default(),
+            &fabric,
+            &with(f64::INFINITY),
+        );
+        let known = rates(*kind, &SchedOptions::default(), &fabric, &with(5.0));
+        assert!(
+            unknown.per_coflow.iter().flatten().all(|&r| r > 0.0),
+            "{kind}: {unknown:?}"
+        );
+        for (u, k) in unknown
+            .per_coflow
+            .iter()
+            .flatten()
+            .zip(known.per_coflow.iter().flatten())
+        {
+            assert!((u - k).abs() < 1e-9, "{kind}: {unknown:?} vs {known:?}");
+        }
+    }
+}

@@ -4,6 +4,10 @@
 //! split among its flows in proportion to their remaining bytes; a flow gets the smaller of its
 //! two ends' parts. Spare a coflow is allowed on a port it cannot use (its flows are held back
 //! by their other end) stays idle: a MADD coflow gains nothing from it.
+//!
+//! A coflow whose sizes are unknown (non-clairvoyant: `remaining_bytes` infinite) counts each
+//! unfinished flow as one unit of demand on its uplink and its downlink: the thesis' default
+//! all-ones vector, per flow and on the links the coflow uses (docs/hug.md, choice 11).
 
 use crate::machinery::Machinery;
 use crate::tenant::{drf, hug, psp, HugOptions, Links, SparseSpec, Tenants};
@@ -63,7 +67,7 @@ impl Scheduler for TenantShare {
                     if bytes[l] == 0.0 {
                         touched.push(l as u32);
                     }
-                    bytes[l] += fl.remaining_bytes;
+                    bytes[l] += demand(fl.remaining_bytes);
                 }
             }
             if touched.is_empty() {
@@ -109,7 +113,7 @@ impl Scheduler for TenantShare {
                 if fl.remaining_bytes > 0.0 {
                     let up = per_byte[fl.src as usize];
                     let down = per_byte[ports + fl.dst as usize];
-                    *r = fl.remaining_bytes * up.min(down);
+                    *r = demand(fl.remaining_bytes) * up.min(down);
                 }
             }
         }
@@ -118,3 +122,12 @@ impl Scheduler for TenantShare {
 }
 
 impl Machinery for TenantShare {}
+
+/// A flow's demand: its remaining bytes, or one unit when they are unknown.
+fn demand(remaining_bytes: f64) -> f64 {
+    if remaining_bytes.is_finite() {
+        remaining_bytes
+    } else {
+        1.0
+    }
+}

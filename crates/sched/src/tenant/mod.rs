@@ -11,6 +11,7 @@ pub mod game;
 pub mod gen;
 pub mod hug;
 pub mod madd;
+pub mod metrics;
 pub mod naive;
 pub mod perflow;
 pub mod psp;
