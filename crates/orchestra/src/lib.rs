@@ -12,6 +12,7 @@ pub mod bound;
 pub mod clustering;
 pub mod control;
 pub mod controller;
+pub mod cornet;
 pub mod data;
 mod error;
 pub mod itc;
