@@ -122,7 +122,7 @@ pub fn schedule(me: &mut Receiver<'_>, peers: &mut [Peer<'_>], rng: &mut impl Rn
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     #[test]
