@@ -78,6 +78,25 @@ impl Controller {
         }
     }
 
+    /// A broadcast whose receivers join as they come (the runtime's coordinator: a receiver
+    /// is whoever asks for the data): the source, host 0, alone at first.
+    pub fn open(mechanism: Mechanism, blocks: u32, peer_set: u32, seed: u64) -> Controller {
+        Controller::new(mechanism, 1, blocks, vec![0], peer_set, seed)
+    }
+
+    /// A new receiver in rack `rack`: its host number (the next one).
+    pub fn join(&mut self, rack: u32, now_s: f64) -> u32 {
+        let blocks = self.held[0].len();
+        self.racks.push(rack);
+        self.alive.push(true);
+        self.held.push(vec![false; blocks]);
+        self.done_s.push(None);
+        self.digest_ok.push(None);
+        // A receiver arriving late is not a stall.
+        self.last_progress_s = self.last_progress_s.max(now_s);
+        self.hosts() - 1
+    }
+
     pub fn hosts(&self) -> u32 {
         self.alive.len() as u32
     }
@@ -273,6 +292,22 @@ mod tests {
         // Vanilla Cornet ignores racks.
         let mut v = Controller::new(Mechanism::Cornet, 10, 4, racks, 9, 1);
         assert_eq!(v.peers_for(8).len(), 9);
+    }
+
+    #[test]
+    fn receivers_join_an_open_broadcast() {
+        let mut c = Controller::open(Mechanism::Cornet, 3, 4, 1);
+        assert_eq!(c.verdict(0.0, 5.0), Verdict::Done, "nobody waits yet");
+        assert_eq!(c.join(0, 0.5), 1);
+        assert_eq!(c.join(0, 0.6), 2);
+        assert_eq!(c.peers_for(1), [0, 2]);
+        assert_eq!(c.verdict(1.0, 5.0), Verdict::Running);
+        c.on_got(1, 2, 0, 0.1, 1.0);
+        assert_eq!(c.held_count(1), 1);
+        c.on_done(1, true, 2.0);
+        c.on_done(2, true, 2.5);
+        assert_eq!(c.verdict(3.0, 5.0), Verdict::Done);
+        assert_eq!(c.receiver_times_s(), [Some(2.0), Some(2.5)]);
     }
 
     #[test]

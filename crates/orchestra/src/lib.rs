@@ -5,13 +5,16 @@
 //! binomial tree lower bound, rack awareness (configured or learned), and the transfer
 //! controllers that pick a mechanism per transfer and share the network across transfers.
 //!
-//! The controller's state ([`controller`]) is sans-IO, so a coordinator can host it; for now
-//! `coflowkit broadcast` does ([`run`]), starting one process per host ([`node`]).
+//! The controller's state ([`controller`]) and a Cornet receiver's choice of what to ask whom
+//! ([`cornet`]) are sans-IO: `coflowkit broadcast` hosts them ([`run`], one process per host,
+//! [`node`]), and so does the runtime (its coordinator is the controller of `client.broadcast`,
+//! its daemons the peers).
 
 pub mod bound;
 pub mod clustering;
 pub mod control;
 pub mod controller;
+pub mod cornet;
 pub mod data;
 mod error;
 pub mod itc;

@@ -25,7 +25,7 @@ use crate::mechanism::Mechanism;
 use crate::pace::Pacer;
 use crate::roundrobin::RoundRobin;
 use crate::wire::{read_msg, write_msg, Msg};
-use crate::{data, OrchestraError};
+use crate::{cornet, data, OrchestraError};
 
 /// Where a node process learns who it is: the launcher's `COFLOWKIT_RANK` (its host; 0 is the
 /// source), `COFLOWKIT_RENDEZVOUS` (the controller) and `COFLOWKIT_ORCHESTRA_BIND` (its data
@@ -522,11 +522,6 @@ struct PeerConn {
     unchoked: bool,
 }
 
-/// Requests a Cornet receiver keeps at one peer: one behind the one arriving.
-const CORNET_PER_PEER: u32 = 2;
-/// Blocks a rack-aware receiver fetches from outside its rack at once.
-const CROSS_RACK_OUTSTANDING: usize = 2;
-
 /// A receiver's fetching half.
 struct Fetcher {
     shared: Arc<Shared>,
@@ -569,10 +564,6 @@ impl Fetcher {
 
     fn complete(&self) -> bool {
         self.held_count == self.n()
-    }
-
-    fn rack(&self, h: u32) -> u32 {
-        self.shared.plan.racks.get(h as usize).copied().unwrap_or(0)
     }
 
     async fn run(&mut self, mut ev: mpsc::UnboundedReceiver<Ev>) -> Result<(), OrchestraError> {
@@ -968,89 +959,52 @@ impl Fetcher {
         }
     }
 
-    /// Cornet: up to the receive slots outstanding, at most two at a peer; a random block the
-    /// peer has and we lack; peers in random order, the source (which picks the block itself,
-    /// round robin first) after the others. Rack-aware: peers of our rack first; from outside
-    /// it only blocks no peer of our rack has, a couple at a time.
+    /// Cornet: what to ask whom is [`cornet::schedule`]'s decision; this applies it.
     fn schedule_cornet(&mut self) {
-        let slots = self.shared.plan.opts.receive_slots as usize;
-        let mine = self.rack(self.me());
-        let rack_aware = self.m() != Mechanism::Cornet;
-        let mut order: Vec<u32> = self.peers.keys().copied().collect();
-        order.sort();
-        order.shuffle(&mut self.rng);
-        // Ours first, then the others, the source last.
-        order.sort_by_key(|&h| (h == 0, rack_aware && self.rack(h) != mine));
-        let n = self.n() as usize;
-        let mut progress = true;
-        while progress && self.outstanding() < slots {
-            progress = false;
-            for &h in &order {
-                if self.outstanding() >= slots {
-                    break;
-                }
-                let far = rack_aware && self.rack(h) != mine;
-                if far && self.far_outstanding(mine) >= CROSS_RACK_OUTSTANDING {
-                    continue;
-                }
-                let Some(p) = self.peers.get(&h) else {
-                    continue;
-                };
-                if p.outstanding >= CORNET_PER_PEER {
-                    continue;
-                }
-                if h == 0 {
-                    let have: Vec<u8> = (0..n)
-                        .map(|b| (self.held[b] || self.inflight.contains_key(&(b as u32))) as u8)
-                        .collect();
-                    if have.iter().all(|&x| x == 1) {
-                        continue;
+        let requested: Vec<bool> = (0..self.n())
+            .map(|b| self.inflight.contains_key(&b))
+            .collect();
+        let mut requested = requested;
+        let racks = &self.shared.plan.racks;
+        let rack = |h: u32| racks.get(h as usize).copied().unwrap_or(0);
+        let mut hosts: Vec<u32> = self.peers.keys().copied().collect();
+        hosts.sort();
+        let asks = {
+            let mut peers: Vec<cornet::Peer> = hosts
+                .iter()
+                .map(|h| {
+                    let p = &self.peers[h];
+                    cornet::Peer {
+                        host: *h,
+                        rack: rack(*h),
+                        have: &p.have,
+                        outstanding: p.outstanding,
                     }
-                    if far && (0..n).all(|b| have[b] == 1 || self.rack_has(b, mine)) {
+                })
+                .collect();
+            let mut me = cornet::Receiver {
+                rack: rack(self.shared.host),
+                rack_aware: self.m() != Mechanism::Cornet,
+                receive_slots: self.shared.plan.opts.receive_slots,
+                held: &self.held,
+                requested: &mut requested,
+            };
+            cornet::schedule(&mut me, &mut peers, &mut self.rng)
+        };
+        for a in asks {
+            match a {
+                cornet::Ask::Block { peer, block } => self.request(peer, block, false),
+                cornet::Ask::Any { peer, have } => {
+                    let Some(p) = self.peers.get_mut(&peer) else {
                         continue;
-                    }
-                    let p = self.peers.get_mut(&h).expect("present");
+                    };
                     if p.tx.send(Msg::GetAny { have }).is_ok() {
                         p.outstanding += 1;
-                        self.any_at.entry(h).or_default().push(Instant::now());
-                        progress = true;
+                        self.any_at.entry(peer).or_default().push(Instant::now());
                     }
-                    continue;
-                }
-                let start = self.rng.gen_range(0..n);
-                let pick = (0..n).map(|i| (start + i) % n).find(|&b| {
-                    let useful =
-                        p.have[b] && !self.held[b] && !self.inflight.contains_key(&(b as u32));
-                    useful && (!far || !self.rack_has(b, mine))
-                });
-                if let Some(b) = pick {
-                    self.request(h, b as u32, false);
-                    progress = true;
                 }
             }
         }
-    }
-
-    fn far_outstanding(&self, mine: u32) -> usize {
-        let far = |h: u32| self.rack(h) != mine;
-        self.inflight
-            .values()
-            .flatten()
-            .filter(|&&(h, _)| far(h))
-            .count()
-            + self
-                .any_at
-                .iter()
-                .filter(|(&h, _)| far(h))
-                .map(|(_, v)| v.len())
-                .sum::<usize>()
-    }
-
-    /// Some connected peer of rack `rack` (not the source) holds block `b`.
-    fn rack_has(&self, b: usize, rack: u32) -> bool {
-        self.peers
-            .iter()
-            .any(|(&h, p)| h != 0 && self.rack(h) == rack && p.have[b])
     }
 
     /// BitTorrent: at each unchoked peer up to its pipeline of requests, rarest block first

@@ -39,6 +39,10 @@ use tokio::io::{
     AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, ReadHalf, WriteHalf,
 };
 
+mod broadcast;
+
+pub use broadcast::BroadcastOptions;
+
 use crate::auth::{Token, PROTOCOL_VERSION};
 use crate::error::{Error, Result};
 use crate::frame::{self, Chunk, FrameError, Kind, BLOCK_BYTES};
@@ -357,17 +361,24 @@ impl Client {
             .await
             .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?
             .into_inner();
-        let host = loc.daemon;
         let t_loc = t0.elapsed().as_secs_f64() * 1e3;
+        // A broadcast is fetched by this host's daemon from the swarm (client/broadcast.rs).
+        let (host, op) = match loc.broadcast {
+            true => broadcast::get_op(&self.cfg),
+            false => (
+                loc.daemon,
+                data_request::Op::Get(GetRequest {
+                    dst: self.cfg.local_daemon.clone(),
+                }),
+            ),
+        };
         let (mut r, _w) = self
             .open(
                 &host,
                 DataRequest {
                     coflow,
                     data_id: data_id.to_string(),
-                    op: Some(data_request::Op::Get(GetRequest {
-                        dst: self.cfg.local_daemon.clone(),
-                    })),
+                    op: Some(op),
                 },
             )
             .await?;

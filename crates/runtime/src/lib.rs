@@ -31,7 +31,7 @@ mod running;
 pub mod tls;
 
 pub use auth::{Token, PROTOCOL_VERSION};
-pub use client::{Client, ClientConfig, CoflowId, CoflowOptions, CoflowWriter};
+pub use client::{BroadcastOptions, Client, ClientConfig, CoflowId, CoflowOptions, CoflowWriter};
 pub use coordinator::CoordinatorConfig;
 pub use daemon::DaemonConfig;
 pub use error::{Error, Result};

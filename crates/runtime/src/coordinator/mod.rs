@@ -3,6 +3,7 @@
 //! a flow or coflow finished, a daemon came or went), at the wake-up the scheduler asks for, and
 //! every `tick` as a safety net, and pushes each daemon the full rate table of its flows.
 
+pub mod broadcast;
 mod http;
 mod service;
 pub mod state;
@@ -105,6 +106,7 @@ async fn serve_on(
         control_stats: Arc::new(ListenStats::default()),
         max_daemons: config.max_daemons,
         metrics_stats: Arc::new(ListenStats::default()),
+        broadcasts: Mutex::new(Default::default()),
     });
     if let Some(l) = metrics {
         let l = TcpListener::from_std(l).map_err(|e| Error::io("metrics endpoint socket", e))?;

@@ -37,11 +37,17 @@ pub struct Shared {
     pub control_stats: Arc<crate::listen::ListenStats>,
     pub metrics_stats: Arc<crate::listen::ListenStats>,
     pub max_daemons: usize,
+    /// Cornet broadcasts: the coordinator is their controller.
+    pub broadcasts: Mutex<super::broadcast::Broadcasts>,
 }
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn broadcasts(&self) -> std::sync::MutexGuard<'_, super::broadcast::Broadcasts> {
+        self.broadcasts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn changed(&self) {
@@ -141,6 +147,7 @@ impl Coordinator for Service {
     async fn unregister_coflow(&self, req: Request<CoflowRef>) -> Result<Response<Empty>, Status> {
         let id = req.into_inner().coflow;
         self.0.lock().unregister(id);
+        self.0.broadcasts().forget_coflow(id);
         self.0.changed();
         tracing::info!(coflow = id, "unregistered");
         Ok(Response::new(Empty {}))
@@ -148,11 +155,13 @@ impl Coordinator for Service {
 
     async fn locate(&self, req: Request<LocateRequest>) -> Result<Response<LocateReply>, Status> {
         let r = req.into_inner();
+        let broadcast = self.0.broadcasts().is_broadcast(r.coflow, &r.data_id);
         let s = self.0.lock();
         match s.locate(r.coflow, &r.data_id) {
             Some((port, size)) => Ok(Response::new(LocateReply {
                 daemon: s.daemons()[port].addr.clone(),
                 size_bytes: size,
+                broadcast,
             })),
             None => Err(Status::not_found(format!(
                 "coflow {} has no data `{}` (not put yet, or its daemon is not registered)",
@@ -345,5 +354,68 @@ impl Coordinator for Service {
             coflows,
             last_decision_s,
         }))
+    }
+
+    async fn start_broadcast(
+        &self,
+        req: Request<StartBroadcastRequest>,
+    ) -> Result<Response<Empty>, Status> {
+        let r = req.into_inner();
+        check_name("data_id", &r.data_id)?;
+        let (source, size) = {
+            let s = self.0.lock();
+            let (port, size) = s.locate(r.coflow, &r.data_id).ok_or_else(|| {
+                Status::not_found(format!(
+                    "coflow {} has no data `{}` to broadcast (put it first)",
+                    r.coflow, r.data_id
+                ))
+            })?;
+            (s.daemons()[port].addr.clone(), size)
+        };
+        self.0
+            .broadcasts()
+            .start(
+                r.coflow,
+                &r.data_id,
+                &source,
+                size,
+                r.block_bytes,
+                &r.digest,
+                r.peer_set,
+            )
+            .map_err(refused)?;
+        tracing::info!(coflow = r.coflow, data_id = %r.data_id, bytes = size, "broadcast started");
+        Ok(Response::new(Empty {}))
+    }
+
+    async fn broadcast_peers(
+        &self,
+        req: Request<BroadcastPeersRequest>,
+    ) -> Result<Response<BroadcastPeersReply>, Status> {
+        let r = req.into_inner();
+        check_name("daemon", &r.daemon)?;
+        let now = self.0.now_s();
+        let connected: std::collections::HashSet<String> = {
+            let s = self.0.lock();
+            daemon_port(&s, &r.daemon)?;
+            s.daemons()
+                .iter()
+                .filter(|d| d.connected)
+                .map(|d| d.addr.clone())
+                .collect()
+        };
+        let reply = self
+            .0
+            .broadcasts()
+            .peers(now, &r, |d| connected.contains(d))
+            .map_err(refused)?;
+        Ok(Response::new(reply))
+    }
+}
+
+fn refused(r: super::broadcast::Refused) -> Status {
+    match r {
+        super::broadcast::Refused::NotFound(w) => Status::not_found(w),
+        super::broadcast::Refused::Invalid(w) => Status::invalid_argument(w),
     }
 }

@@ -126,6 +126,7 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String>
                 // Every table repeats the recent unregistrations; act on each once.
                 let listed = d.flows.assign(&u);
                 for &coflow in listed.difference(&dropped) {
+                    d.swarms.drop_coflow(coflow);
                     if d.store.drop_coflow(coflow) > 0 {
                         tracing::debug!(coflow, "dropped unregistered coflow's data");
                     }

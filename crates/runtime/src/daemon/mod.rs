@@ -10,6 +10,7 @@ pub mod recover;
 mod serve;
 pub mod spill_file;
 pub mod store;
+mod swarm;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -116,6 +117,8 @@ pub(crate) struct Daemon {
     link: Link,
     /// The data port's connection counters.
     stats: Arc<ListenStats>,
+    /// The broadcasts this daemon takes part in.
+    swarms: swarm::Swarms,
 }
 
 /// Serve on `listener` until the process ends.
@@ -155,6 +158,7 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
         flows: Flows::new(cfg.nic_bytes_per_s),
         link: Link::new(),
         stats: Arc::new(ListenStats::default()),
+        swarms: swarm::Swarms::new(cfg.nic_bytes_per_s),
         cfg,
     });
     tokio::spawn(link::run(d.clone()));

@@ -45,6 +45,19 @@ pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String) {
             put(&d, coflow, id, p.size_hint, &mut r, &mut w, &mut buf).await
         }
         Some(data_request::Op::Get(g)) => get(&d, req.coflow, req.data_id, g.dst, &mut w).await,
+        // A broadcast's source host holds the object: served as a plain get.
+        Some(data_request::Op::BroadcastGet(_))
+            if d.store.get(req.coflow, &req.data_id).is_some() =>
+        {
+            let dst = d.cfg.advertise.clone();
+            get(&d, req.coflow, req.data_id, dst, &mut w).await
+        }
+        Some(data_request::Op::BroadcastGet(_)) => {
+            super::swarm::get(&d, req.coflow, req.data_id, &mut w).await
+        }
+        Some(data_request::Op::Swap(s)) => {
+            super::swarm::swap(&d, req.coflow, req.data_id, s, r, w).await
+        }
         None => refuse(&mut w, "request has no operation".into()).await,
     };
     if let Err(e) = res {
