@@ -1,0 +1,221 @@
+//! Max-min levels re-solved per resource when only weights went down and every demand keeps
+//! its bottleneck.
+//!
+//! Why it is exact: max-min gives each demand a bottleneck resource (where it froze); all
+//! demands frozen at one resource share its level, and given who is frozen where the levels
+//! solve a triangular system in freeze order: a resource's level is what the demands frozen
+//! before it elsewhere leave of its capacity, over the weights frozen at it. After weights
+//! go down, the same assignment is the max-min answer if it still passes the optimality
+//! test: every resource with demands frozen at it is full (true by construction), every other
+//! resource within capacity, and no demand's bottleneck level above its other resource's
+//! level (a demand gets the most of any demand through its bottleneck). Then the answer is the
+//! new levels alone, without a rate per demand; otherwise the caller fills again.
+//!
+//! The system is solved only from the first resource whose inputs changed (the lowered
+//! demands' two resources), in the last fill's freeze order, over the demands through each
+//! resource (kept by resource from that fill; positions and ports of demands stay).
+
+use coflowkit_model::Fabric;
+
+use super::waterfill::Demand;
+
+/// Relative slack for the optimality test: levels equal up to rounding count as equal (the
+/// refill's cut uses the same).
+const TOLERANCE: f64 = 1e-9;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Default, Clone)]
+pub struct Levels {
+    /// Whether the state below describes the last answer (a whole fill, then level updates).
+    ready: bool,
+    ports: usize,
+    /// Per resource (`port` for an uplink, `ports + port` for a downlink): capacity, level
+    /// (infinite when no demand is frozen at it), and position in `order` (or `NONE`).
+    cap: Vec<f64>,
+    level: Vec<f64>,
+    pos: Vec<u32>,
+    /// Resources some demand froze at, in freeze order.
+    order: Vec<u32>,
+    /// Per demand: the resource it froze at (`NONE`: no rate).
+    at: Vec<u32>,
+    /// The demands through each resource (compressed: `adj[start[r]..start[r + 1]]`).
+    start: Vec<u32>,
+    adj: Vec<u32>,
+    /// Scratch: new levels, resources to check for capacity, the levels that changed.
+    fresh: Vec<f64>,
+    check: Vec<u32>,
+    marked: Vec<bool>,
+    changed: Vec<(u32, f64)>,
+}
+
+impl Levels {
+    /// Take a whole fill's answer: each demand's bottleneck (`at`, `NONE` without a rate) and
+    /// level, and the resources in the order they froze (`frozen_at` along the freeze order).
+    pub fn build(
+        &mut self,
+        fabric: &Fabric,
+        demands: &[Demand],
+        at: &[u32],
+        level: &[f64],
+        frozen_at: &[u32],
+    ) {
+        let ports = fabric.ports();
+        let n = 2 * ports;
+        self.ports = ports;
+        self.cap.clear();
+        self.cap.extend_from_slice(&fabric.up_bytes_per_s);
+        self.cap.extend_from_slice(&fabric.down_bytes_per_s);
+        self.level.clear();
+        self.level.resize(n, f64::INFINITY);
+        self.pos.clear();
+        self.pos.resize(n, NONE);
+        self.order.clear();
+        for &r in frozen_at {
+            if self.pos[r as usize] == NONE {
+                self.pos[r as usize] = self.order.len() as u32;
+                self.order.push(r);
+            }
+        }
+        self.at.clear();
+        self.at.extend_from_slice(at);
+        for (i, &r) in at.iter().enumerate() {
+            if r != NONE {
+                self.level[r as usize] = level[i];
+            }
+        }
+        self.start.clear();
+        self.start.resize(n + 1, 0);
+        for d in demands {
+            self.start[d.src as usize + 1] += 1;
+            self.start[ports + d.dst as usize + 1] += 1;
+        }
+        for r in 0..n {
+            self.start[r + 1] += self.start[r];
+        }
+        self.adj.clear();
+        self.adj.resize(self.start[n] as usize, 0);
+        let mut fill: Vec<u32> = self.start[..n].to_vec();
+        for (i, d) in demands.iter().enumerate() {
+            for r in [d.src as usize, ports + d.dst as usize] {
+                self.adj[fill[r] as usize] = i as u32;
+                fill[r] += 1;
+            }
+        }
+        self.marked.clear();
+        self.marked.resize(n, false);
+        self.ready = true;
+    }
+
+    /// The levels the last [`Levels::lower`] moved.
+    pub fn changed(&self) -> &[(u32, f64)] {
+        &self.changed
+    }
+
+    /// Forget the state (the last answer was not a whole fill).
+    pub fn invalidate(&mut self) {
+        self.ready = false;
+    }
+
+    /// The new levels after the weights of `lowered` went down (to `demands`' weights), as
+    /// (resource, level) for each level that moved, if every demand keeps its bottleneck;
+    /// `None` (state unchanged) if not, or if there is no whole fill to start from.
+    pub fn lower(&mut self, demands: &[Demand], lowered: &[u32]) -> Option<&[(u32, f64)]> {
+        if !self.ready {
+            return None;
+        }
+        let ports = self.ports;
+        let mut first = self.order.len();
+        for &i in lowered {
+            let r = self.at[i as usize];
+            if r == NONE {
+                return None;
+            }
+            let d = demands[i as usize];
+            for q in [d.src as usize, ports + d.dst as usize] {
+                first = first.min(self.pos[q] as usize);
+            }
+        }
+        // Solve in freeze order from `first`: the levels a resource reads come earlier.
+        self.fresh.clear();
+        self.fresh.extend_from_slice(&self.level);
+        for k in first..self.order.len() {
+            let r = self.order[k] as usize;
+            let (mut weight, mut used) = (0.0, 0.0);
+            for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
+                let (w, b) = (demands[i as usize].weight, self.at[i as usize]);
+                if b as usize == r {
+                    weight += w;
+                } else if b != NONE {
+                    used += w * self.fresh[b as usize];
+                }
+            }
+            self.fresh[r] = if weight > 0.0 {
+                let level = (self.cap[r] - used) / weight;
+                if !(level >= 0.0) {
+                    return None;
+                }
+                level
+            } else {
+                f64::INFINITY // no demand frozen here any more: only capacity to check
+            };
+        }
+        // The optimality test over the demands through the resources re-solved.
+        self.check.clear();
+        let mut ok = true;
+        'test: for k in first..self.order.len() {
+            let r = self.order[k] as usize;
+            for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
+                let d = demands[i as usize];
+                let b = self.at[i as usize];
+                if d.weight <= 0.0 || b == NONE {
+                    continue;
+                }
+                let (up, down) = (d.src as usize, ports + d.dst as usize);
+                let other = if b as usize == up { down } else { up };
+                let (lb, lo) = (self.fresh[b as usize], self.fresh[other]);
+                if lo.is_infinite() {
+                    if !self.marked[other] {
+                        self.marked[other] = true;
+                        self.check.push(other as u32);
+                    }
+                } else if lb > lo * (1.0 + TOLERANCE) {
+                    ok = false;
+                    break 'test;
+                }
+            }
+        }
+        for &q in &self.check {
+            let q = q as usize;
+            self.marked[q] = false;
+            if !ok {
+                continue;
+            }
+            let load: f64 = (self.adj[self.start[q] as usize..self.start[q + 1] as usize].iter())
+                .map(|&i| {
+                    let b = self.at[i as usize];
+                    if b == NONE || b as usize == q {
+                        0.0
+                    } else {
+                        demands[i as usize].weight * self.fresh[b as usize]
+                    }
+                })
+                .sum();
+            ok = load <= self.cap[q] * (1.0 + TOLERANCE);
+        }
+        if !ok {
+            return None;
+        }
+        self.changed.clear();
+        for k in first..self.order.len() {
+            let r = self.order[k] as usize;
+            if self.fresh[r] != self.level[r] {
+                self.level[r] = self.fresh[r];
+                if self.fresh[r].is_finite() {
+                    self.changed.push((r as u32, self.fresh[r]));
+                }
+            }
+        }
+        Some(&self.changed)
+    }
+}
