@@ -121,7 +121,7 @@ impl Pairs {
     }
 
     /// Take the rates and bottlenecks the policy gave the pairs at `positions` (all when
-    /// `None`): a pair moves to its bottleneck's clock, which runs at its new level from `now`
+    /// `None`, and then the ports' loads): a pair moves to its bottleneck's clock, which runs at its new level from `now`
     /// on. A pair that stays on its clock is not touched, whatever its clock's level does.
     /// Errs with the first invalid rate.
     pub(super) fn take_rates_clocked(
@@ -133,9 +133,14 @@ impl Pairs {
     ) -> Result<(), f64> {
         let mut clocks = self.clocks.take().expect("clocked");
         let all: Vec<u32>;
+        let whole = positions.is_none();
         let positions = match positions {
             Some(ps) => ps,
             None => {
+                // Every pair is rated afresh: the loads are summed again (the policy checks
+                // capacity in the answers between, which move levels, not rates).
+                self.up.fill(0.0);
+                self.down.fill(0.0);
                 all = (0..self.list.len() as u32).collect();
                 &all
             }
@@ -155,11 +160,10 @@ impl Pairs {
                 out = Err(rate);
                 break;
             }
-            let old_rate = std::mem::replace(&mut clocks.rate[i], rate);
-            if rate != old_rate {
+            if whole {
                 let d = self.demands[i];
-                self.up[d.src as usize] += rate - old_rate;
-                self.down[d.dst as usize] += rate - old_rate;
+                self.up[d.src as usize] += rate;
+                self.down[d.dst as usize] += rate;
             }
             let at = bottleneck[i];
             let mut target = if at == NO_BOTTLENECK {
@@ -206,5 +210,17 @@ fn push(clock: &mut Clock, at: f64, pair: u32, stamp: u32, stamps: &[u32]) {
     clock.due.push(VirtualDue { at, pair, stamp });
     if clock.due.len() > SWEEP_FACTOR * (clock.members as usize).max(16) {
         clock.due.retain(|d| stamps[d.pair as usize] == d.stamp);
+    }
+}
+
+impl Pairs {
+    /// The policy's answer by levels alone: each resource's clock runs at its new level from
+    /// `now` on; no pair is touched (the pairs' rates and the ports' loads stay as the last
+    /// whole answer left them; the policy checked capacity).
+    pub(super) fn relevel(&mut self, now: f64, levels: &[(u32, f64)]) {
+        let clocks = self.clocks.as_mut().expect("clocked");
+        for &(r, level) in levels {
+            clocks.relevel(r, level, now);
+        }
     }
 }

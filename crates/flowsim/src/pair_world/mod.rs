@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::alloc::Demand;
+use coflowkit_sched::alloc::LevelAnswer;
 use coflowkit_sched::{DecisionClock, PairRater, PairShare};
 
 use crate::error::SimError;
@@ -584,8 +585,24 @@ pub(crate) fn simulate(
         };
         let (demands, rates) = (&pairs.demands, &mut pairs.rates);
         let taken = if pairs.clocks.is_some() {
-            let a = rater.answer_with_bottlenecks(fabric, demands, hint, rates, now);
-            pairs.take_rates_clocked(now, a.changed, a.bottleneck, a.level)
+            match rater.answer_levels(fabric, demands, hint, rates, now) {
+                Some(LevelAnswer::Levels(levels)) => {
+                    pairs.relevel(now, levels);
+                    Ok(())
+                }
+                Some(LevelAnswer::Whole { bottleneck, level }) => {
+                    pairs.take_rates_clocked(now, None, bottleneck, level)
+                }
+                Some(LevelAnswer::Refilled {
+                    changed,
+                    bottleneck,
+                    level,
+                }) => pairs.take_rates_clocked(now, Some(changed), bottleneck, level),
+                None => {
+                    let a = rater.answer_with_bottlenecks(fabric, demands, hint, rates, now);
+                    pairs.take_rates_clocked(now, a.changed, a.bottleneck, a.level)
+                }
+            }
         } else {
             let changed = rater.answer(fabric, demands, hint, rates, now);
             pairs.take_rates(now, changed)

@@ -79,11 +79,10 @@ pub(crate) const NO_CLOCK: u32 = u32::MAX;
 pub(crate) struct Clocks {
     pub(crate) list: Vec<Clock>,
     current: Vec<u32>,
-    /// Per pair: its clock (`NO_CLOCK`: none, and then the pair's `served` holds), the
-    /// offset that makes `served = clock - offset`, and the rate it was last given.
+    /// Per pair: its clock (`NO_CLOCK`: none, and then the pair's `served` holds), and the
+    /// offset that makes `served = clock - offset`.
     pub(crate) on: Vec<u32>,
     pub(crate) offset: Vec<f64>,
-    pub(crate) rate: Vec<f64>,
     /// Clocks whose `tally` the decision under way raised.
     tallied: Vec<u32>,
     epoch: u64,
@@ -97,7 +96,7 @@ impl Clocks {
         }
     }
 
-    /// Drop every clock and rate, for `pairs` pairs (a whole decision follows; every pair
+    /// Drop every clock, for `pairs` pairs (a whole decision follows; every pair
     /// left its clock).
     pub(crate) fn clear(&mut self, pairs: usize) {
         self.list.clear();
@@ -107,8 +106,6 @@ impl Clocks {
         self.on.resize(pairs, NO_CLOCK);
         self.offset.clear();
         self.offset.resize(pairs, 0.0);
-        self.rate.clear();
-        self.rate.resize(pairs, 0.0);
     }
 
     /// A decision begins: pairs it rates afresh are counted by [`Clocks::tally`].
@@ -156,6 +153,18 @@ impl Clocks {
         });
         self.current[resource as usize] = c;
         c
+    }
+
+    /// Every pair frozen at `resource` keeps it as its bottleneck, at `level` from `now` on
+    /// (they all share the resource's current clock since the last whole answer).
+    pub(crate) fn relevel(&mut self, resource: u32, level: f64, now: f64) {
+        let c = self.current[resource as usize];
+        if c != NO_CLOCK {
+            let clock = &mut self.list[c as usize];
+            clock.v = clock.v_at(now);
+            clock.t = now;
+            clock.level = level;
+        }
     }
 
     /// The decision is done: reset the tallies.

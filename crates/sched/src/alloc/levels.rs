@@ -17,7 +17,8 @@
 
 use coflowkit_model::Fabric;
 
-use super::waterfill::Demand;
+use super::budget::Budget;
+use super::waterfill::{Demand, WaterFill};
 
 /// Relative slack for the optimality test: levels equal up to rounding count as equal (the
 /// refill's cut uses the same).
@@ -47,6 +48,17 @@ pub struct Levels {
     check: Vec<u32>,
     marked: Vec<bool>,
     changed: Vec<(u32, f64)>,
+    /// For [`Levels::refill`]: per demand its level when refilled; per resource whether it
+    /// is refilled; the demands refilled, those with weight, their rates; what is left.
+    demand_level: Vec<f64>,
+    refilled: Vec<bool>,
+    moved: Vec<u32>,
+    sub: Vec<Demand>,
+    sub_at: Vec<u32>,
+    sub_rates: Vec<f64>,
+    budget: Budget,
+    touched: Vec<u32>,
+    new_order: Vec<u32>,
 }
 
 impl Levels {
@@ -104,6 +116,10 @@ impl Levels {
         }
         self.marked.clear();
         self.marked.resize(n, false);
+        self.refilled.clear();
+        self.refilled.resize(n, false);
+        self.demand_level.clear();
+        self.demand_level.extend_from_slice(level);
         self.ready = true;
     }
 
@@ -152,7 +168,7 @@ impl Levels {
             }
             self.fresh[r] = if weight > 0.0 {
                 let level = (self.cap[r] - used) / weight;
-                if !(level >= 0.0) {
+                if level.is_nan() || level < 0.0 {
                     return None;
                 }
                 level
@@ -218,4 +234,157 @@ impl Levels {
         }
         Some(&self.changed)
     }
+
+    /// When [`Levels::lower`] said no: the refill of the demands frozen at levels at or above
+    /// the lowest lowered one's, on what the others leave (exact by [`super::Refill`]'s
+    /// argument, on the present levels: a valid max-min answer, so in ascending levels a
+    /// progressive filling). Writes the rates of the demands it moved into `rates` and
+    /// returns their positions (each one's bottleneck and level then in
+    /// [`Levels::bottlenecks`]); `None` (state to be rebuilt by a whole fill) when a lowered
+    /// demand had no rate or a refilled demand would freeze at a resource kept.
+    pub fn refill(
+        &mut self,
+        fill: &mut WaterFill,
+        demands: &[Demand],
+        lowered: &[u32],
+        rates: &mut [f64],
+    ) -> Option<&[u32]> {
+        if !self.ready {
+            return None;
+        }
+        let ports = self.ports;
+        let mut cut = f64::INFINITY;
+        for &i in lowered {
+            let r = self.at[i as usize];
+            if r == NONE {
+                return None;
+            }
+            cut = cut.min(self.level[r as usize]);
+        }
+        let cut = cut * (1.0 - TOLERANCE);
+        self.moved.clear();
+        self.sub.clear();
+        self.sub_at.clear();
+        self.touched.clear();
+        for &r in &self.order {
+            let r = r as usize;
+            if self.level[r] < cut {
+                continue;
+            }
+            self.refilled[r] = true;
+            for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
+                if self.at[i as usize] as usize != r {
+                    continue;
+                }
+                self.moved.push(i);
+                let d = demands[i as usize];
+                if d.weight > 0.0 {
+                    self.sub.push(d);
+                    self.sub_at.push(i);
+                    for q in [d.src as usize, ports + d.dst as usize] {
+                        if !self.marked[q] {
+                            self.marked[q] = true;
+                            self.touched.push(q as u32);
+                        }
+                    }
+                }
+            }
+        }
+        // What the demands kept leave of each resource the refilled ones use.
+        self.budget.up.clear();
+        self.budget.up.extend_from_slice(&self.cap[..ports]);
+        self.budget.down.clear();
+        self.budget.down.extend_from_slice(&self.cap[ports..]);
+        for &q in &self.touched {
+            let q = q as usize;
+            self.marked[q] = false;
+            let kept: f64 = (self.adj[self.start[q] as usize..self.start[q + 1] as usize].iter())
+                .map(|&i| {
+                    let b = self.at[i as usize];
+                    if b == NONE || self.refilled[b as usize] {
+                        0.0
+                    } else {
+                        demands[i as usize].weight * self.level[b as usize]
+                    }
+                })
+                .sum();
+            let left = (self.cap[q] - kept).max(0.0);
+            if q < ports {
+                self.budget.up[q] = left;
+            } else {
+                self.budget.down[q - ports] = left;
+            }
+        }
+        self.sub_rates.clear();
+        self.sub_rates.resize(self.sub.len(), 0.0);
+        fill.fill_rates(&self.sub, &self.budget, &mut self.sub_rates);
+        let clash = (fill.frozen_at().iter())
+            .any(|&r| self.level[r as usize].is_finite() && !self.refilled[r as usize]);
+        if clash {
+            self.refilled.fill(false);
+            self.ready = false;
+            return None;
+        }
+        // The new answer: refilled resources lose their levels, then take the fill's.
+        for &i in &self.moved {
+            rates[i as usize] = 0.0;
+            self.at[i as usize] = NONE;
+            self.demand_level[i as usize] = 0.0;
+        }
+        for (&j, &rate) in self.sub_at.iter().zip(&self.sub_rates) {
+            rates[j as usize] = rate;
+        }
+        self.new_order.clear();
+        for &r in &self.order {
+            if self.refilled[r as usize] {
+                self.level[r as usize] = f64::INFINITY;
+                self.pos[r as usize] = NONE;
+            } else {
+                self.new_order.push(r);
+            }
+        }
+        for (&(j, level), &r) in fill.frozen().iter().zip(fill.frozen_at()) {
+            let i = self.sub_at[j as usize] as usize;
+            self.at[i] = r;
+            self.demand_level[i] = level;
+            if self.pos[r as usize] == NONE {
+                self.pos[r as usize] = self.new_order.len() as u32;
+                self.new_order.push(r);
+            }
+            self.level[r as usize] = level;
+        }
+        for &r in &self.order {
+            self.refilled[r as usize] = false;
+        }
+        std::mem::swap(&mut self.order, &mut self.new_order);
+        for (k, &r) in self.order.iter().enumerate() {
+            self.pos[r as usize] = k as u32;
+        }
+        Some(&self.moved)
+    }
+
+    /// The demands the last [`Levels::refill`] moved.
+    pub fn moved(&self) -> &[u32] {
+        &self.moved
+    }
+
+    /// Per demand: the resource it froze at (`NONE` without a rate) and, for those a refill
+    /// moved, its level.
+    pub fn bottlenecks(&self) -> (&[u32], &[f64]) {
+        (&self.at, &self.demand_level)
+    }
+
+    /// Demand `i`'s rate in the present answer: its weight at its bottleneck's level.
+    #[cfg(test)]
+    pub(crate) fn rate(&self, demands: &[Demand], i: usize) -> f64 {
+        match self.at[i] {
+            _ if demands[i].weight == 0.0 => 0.0,
+            NONE => 0.0,
+            r => demands[i].weight * self.level[r as usize],
+        }
+    }
 }
+
+#[cfg(test)]
+#[path = "levels_tests.rs"]
+mod tests;

@@ -62,7 +62,7 @@ pub struct Refill {
     budget: Budget,
     changed: Vec<u32>,
     /// The levels per resource, for [`Refill::answer_levels`].
-    levels: Levels,
+    pub(crate) levels: Levels,
     /// An answer by levels alone left the per-demand state above behind: the next answer
     /// must be a whole fill.
     stale: bool,
@@ -76,6 +76,13 @@ pub enum LevelAnswer<'a> {
         level: &'a [f64],
     },
     Levels(&'a [(u32, f64)]),
+    /// Only the demands at `changed` moved (their rates written), to these bottlenecks and
+    /// levels (read at `changed` only).
+    Refilled {
+        changed: &'a [u32],
+        bottleneck: &'a [u32],
+        level: &'a [f64],
+    },
 }
 
 impl Refill {
@@ -220,6 +227,18 @@ impl Refill {
             if self.levels.lower(demands, lowered).is_some() {
                 self.stale = true;
                 return LevelAnswer::Levels(self.levels.changed());
+            }
+            if (self.levels)
+                .refill(&mut self.fill, demands, lowered, rates)
+                .is_some()
+            {
+                self.stale = true;
+                let (bottleneck, level) = self.levels.bottlenecks();
+                return LevelAnswer::Refilled {
+                    changed: self.levels.moved(),
+                    bottleneck,
+                    level,
+                };
             }
         }
         self.fill(fabric, demands, rates, now, Drift::Still);
