@@ -254,8 +254,9 @@ impl PairRater<'_> {
 
     /// [`PairRater::answer`], and per demand the resource it froze at (`port` for an uplink,
     /// `ports + port` for a downlink; [`crate::alloc::NO_BOTTLENECK`] without a rate) and its
-    /// level there. All demands frozen at one resource share its level, so a world can advance
-    /// their progress by one clock per resource (the pair world under `fair`).
+    /// level there (under an equal share; without, every demand reads as without a rate). All
+    /// demands frozen at one resource share its level, so a world can advance their progress
+    /// by one clock per resource (the pair world under `fair`).
     pub fn answer_with_bottlenecks(
         &mut self,
         fabric: &Fabric,

@@ -47,6 +47,7 @@ pub struct Refill {
     keys: Vec<f64>,
     /// Per demand: the resource it froze at in the last answer (its bottleneck, as
     /// [`WaterFill::frozen_at`] names it; [`NO_BOTTLENECK`] without a rate) and its level there.
+    /// Kept under [`Drift::Still`] only (wss has no use for them and is near its time budget).
     bottleneck: Vec<u32>,
     level: Vec<f64>,
     /// The demands with a rate, in the order they froze (ascending key up to rounding), and
@@ -179,6 +180,8 @@ impl Refill {
         self.at.clear();
         self.changed.clear();
         self.changed.extend_from_slice(&self.order[keep..]);
+        // Bottlenecks are kept for a world that moves progress per resource (`fair` only).
+        let still = self.drift == Drift::Still;
         self.order.truncate(keep);
         self.reached.truncate(keep);
         for &i in &self.changed {
@@ -189,8 +192,10 @@ impl Refill {
             self.load.up[d.src as usize] -= old;
             self.load.down[d.dst as usize] -= old;
             rates[i as usize] = 0.0;
-            self.bottleneck[i as usize] = NO_BOTTLENECK;
-            self.level[i as usize] = 0.0;
+            if still {
+                self.bottleneck[i as usize] = NO_BOTTLENECK;
+                self.level[i as usize] = 0.0;
+            }
             if d.weight > 0.0 {
                 self.sub.push(d);
                 self.at.push(i);
@@ -276,12 +281,15 @@ impl Refill {
     /// all demands (`whole`) or those of a refill (`at` maps them to positions).
     fn take_order(&mut self, whole: bool, now: f64) {
         let mut reached = self.reached.last().copied().unwrap_or(f64::NEG_INFINITY);
+        let still = self.drift == Drift::Still;
         for (&(j, level), &res) in self.fill.frozen().iter().zip(self.fill.frozen_at()) {
             let i = if whole { j } else { self.at[j as usize] };
             let key = self.key(level, now);
             self.keys[i as usize] = key;
-            self.bottleneck[i as usize] = res;
-            self.level[i as usize] = level;
+            if still {
+                self.bottleneck[i as usize] = res;
+                self.level[i as usize] = level;
+            }
             self.order.push(i);
             reached = reached.max(key);
             self.reached.push(reached);
