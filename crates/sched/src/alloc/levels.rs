@@ -47,6 +47,10 @@ pub struct Levels {
     fresh: Vec<f64>,
     check: Vec<u32>,
     marked: Vec<bool>,
+    /// Resources whose inputs moved (to re-solve), and those whose level moved.
+    dirty: Vec<bool>,
+    dirtied: Vec<u32>,
+    moved_levels: Vec<u32>,
     changed: Vec<(u32, f64)>,
     /// For [`Levels::refill`]: per demand its level when refilled; per resource whether it
     /// is refilled; the demands refilled, those with weight, their rates; what is left.
@@ -116,6 +120,8 @@ impl Levels {
         }
         self.marked.clear();
         self.marked.resize(n, false);
+        self.dirty.clear();
+        self.dirty.resize(n, false);
         self.refilled.clear();
         self.refilled.resize(n, false);
         self.demand_level.clear();
@@ -150,13 +156,24 @@ impl Levels {
             let d = demands[i as usize];
             for q in [d.src as usize, ports + d.dst as usize] {
                 first = first.min(self.pos[q] as usize);
+                if !self.dirty[q] {
+                    self.dirty[q] = true;
+                    self.dirtied.push(q as u32);
+                }
             }
         }
-        // Solve in freeze order from `first`: the levels a resource reads come earlier.
+        // Solve in freeze order from `first`: the levels a resource reads come earlier. Only
+        // resources whose inputs moved (a lowered weight, or the level of a demand frozen
+        // elsewhere) are solved again.
         self.fresh.clear();
         self.fresh.extend_from_slice(&self.level);
+        self.moved_levels.clear();
+        let mut negative = false;
         for k in first..self.order.len() {
             let r = self.order[k] as usize;
+            if !self.dirty[r] {
+                continue;
+            }
             let (mut weight, mut used) = (0.0, 0.0);
             for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
                 let (w, b) = (demands[i as usize].weight, self.at[i as usize]);
@@ -169,18 +186,42 @@ impl Levels {
             self.fresh[r] = if weight > 0.0 {
                 let level = (self.cap[r] - used) / weight;
                 if level.is_nan() || level < 0.0 {
-                    return None;
+                    negative = true;
+                    break;
                 }
                 level
             } else {
                 f64::INFINITY // no demand frozen here any more: only capacity to check
             };
+            if self.fresh[r] == self.level[r] {
+                continue;
+            }
+            self.moved_levels.push(r as u32);
+            for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
+                if self.at[i as usize] as usize != r {
+                    continue;
+                }
+                let d = demands[i as usize];
+                for q in [d.src as usize, ports + d.dst as usize] {
+                    if !self.dirty[q] {
+                        self.dirty[q] = true;
+                        self.dirtied.push(q as u32);
+                    }
+                }
+            }
         }
-        // The optimality test over the demands through the resources re-solved.
+        for &q in &self.dirtied {
+            self.dirty[q as usize] = false;
+        }
+        self.dirtied.clear();
+        if negative {
+            return None;
+        }
+        // The optimality test over the demands through the resources whose level moved.
         self.check.clear();
         let mut ok = true;
-        'test: for k in first..self.order.len() {
-            let r = self.order[k] as usize;
+        'test: for k in 0..self.moved_levels.len() {
+            let r = self.moved_levels[k] as usize;
             for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
                 let d = demands[i as usize];
                 let b = self.at[i as usize];
@@ -223,13 +264,11 @@ impl Levels {
             return None;
         }
         self.changed.clear();
-        for k in first..self.order.len() {
-            let r = self.order[k] as usize;
-            if self.fresh[r] != self.level[r] {
-                self.level[r] = self.fresh[r];
-                if self.fresh[r].is_finite() {
-                    self.changed.push((r as u32, self.fresh[r]));
-                }
+        for &r in &self.moved_levels {
+            let r = r as usize;
+            self.level[r] = self.fresh[r];
+            if self.fresh[r].is_finite() {
+                self.changed.push((r as u32, self.fresh[r]));
             }
         }
         Some(&self.changed)
