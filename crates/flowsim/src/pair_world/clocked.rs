@@ -152,6 +152,7 @@ impl Pairs {
                 clocks.tally(c);
             }
         }
+        clocks.tallied();
         let mut out = Ok(());
         for &i in positions {
             let i = i as usize;

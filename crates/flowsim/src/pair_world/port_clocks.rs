@@ -49,8 +49,10 @@ pub(crate) struct Clock {
     pub(crate) due: BinaryHeap<VirtualDue>,
     /// Pairs on this clock.
     pub(crate) members: u32,
-    /// Of them, those the decision under way rates afresh.
+    /// Of them, those the decision under way rates afresh, and whether that was all of them
+    /// when the decision began (pairs leave during it).
     tally: u32,
+    all_tallied: bool,
     /// The decision that last set `level` (a clock's level is set once per decision).
     epoch: u64,
 }
@@ -122,6 +124,15 @@ impl Clocks {
         clock.tally += 1;
     }
 
+    /// Every pair the decision rates afresh was tallied: note which clocks it re-rates
+    /// whole, before pairs start to leave them.
+    pub(crate) fn tallied(&mut self) {
+        for &c in &self.tallied {
+            let clock = &mut self.list[c as usize];
+            clock.all_tallied = clock.tally == clock.members;
+        }
+    }
+
     /// The clock a pair frozen at `resource` with `level` joins at `now`: the resource's
     /// clock at its new level when every pair on it is rated afresh (or it has none), else a
     /// new clock for the resource (the pairs that keep their rates keep the old one).
@@ -133,7 +144,7 @@ impl Clocks {
                 if clock.level == level {
                     return c;
                 }
-            } else if clock.tally == clock.members {
+            } else if (clock.tally == 0 && clock.members == 0) || clock.all_tallied {
                 clock.v = clock.v_at(now);
                 clock.t = now;
                 clock.level = level;
@@ -141,6 +152,13 @@ impl Clocks {
                 return c;
             }
         }
+        // A split: the pair world's answers by levels re-level only a resource's current
+        // clock, which is right only if every pair frozen there is on it. The policy's answers
+        // re-rate all of a resource's pairs or none, so this does not happen.
+        debug_assert!(
+            c == NO_CLOCK || self.list[c as usize].members == 0,
+            "resource {resource}: pairs kept on its clock while others join at a new level"
+        );
         let c = self.list.len() as u32;
         self.list.push(Clock {
             level,
@@ -149,6 +167,7 @@ impl Clocks {
             due: BinaryHeap::new(),
             members: 0,
             tally: 0,
+            all_tallied: false,
             epoch: self.epoch,
         });
         self.current[resource as usize] = c;
@@ -170,7 +189,9 @@ impl Clocks {
     /// The decision is done: reset the tallies.
     pub(crate) fn end(&mut self) {
         for &c in &self.tallied {
-            self.list[c as usize].tally = 0;
+            let clock = &mut self.list[c as usize];
+            clock.tally = 0;
+            clock.all_tallied = false;
         }
         self.tallied.clear();
     }
