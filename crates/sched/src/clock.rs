@@ -252,30 +252,6 @@ impl PairRater<'_> {
         (self.policy.refill()).answer(fabric, demands, lowered, rates, now, drift)
     }
 
-    /// [`PairRater::answer`], and per demand the resource it froze at (`port` for an uplink,
-    /// `ports + port` for a downlink; [`crate::alloc::NO_BOTTLENECK`] without a rate) and its
-    /// level there (under an equal share; without, every demand reads as without a rate). All
-    /// demands frozen at one resource share its level, so a world can advance their progress
-    /// by one clock per resource (the pair world under `fair`).
-    pub fn answer_with_bottlenecks(
-        &mut self,
-        fabric: &Fabric,
-        demands: &[Demand],
-        lowered: Option<&[u32]>,
-        rates: &mut [f64],
-        now: f64,
-    ) -> PairAnswer<'_> {
-        let drift: Drift = self.policy.share().drift();
-        let refill = self.policy.refill();
-        let whole = lowered.is_none();
-        refill.answer(fabric, demands, lowered, rates, now, drift);
-        let (changed, bottleneck, level) = refill.last_answer();
-        PairAnswer {
-            changed: if whole { None } else { Some(changed) },
-            bottleneck,
-            level,
-        }
-    }
     /// For `fair` (an equal share): [`Refill::answer_levels`](crate::alloc::Refill): after
     /// completions alone, only the levels per bottleneck resource that moved when every pair
     /// keeps its bottleneck; a whole fill otherwise. `None` for other shares.
@@ -292,14 +268,6 @@ impl PairRater<'_> {
         }
         Some((self.policy.refill()).answer_levels(fabric, demands, lowered, rates, now))
     }
-}
-
-/// [`PairRater::answer_with_bottlenecks`]: the positions whose rate may have changed (`None`:
-/// all), and per demand its bottleneck resource and level.
-pub struct PairAnswer<'a> {
-    pub changed: Option<&'a [u32]>,
-    pub bottleneck: &'a [u32],
-    pub level: &'a [f64],
 }
 
 #[cfg(test)]

@@ -14,9 +14,7 @@ pub mod select;
 pub mod state;
 pub mod tenant;
 
-pub use clock::{
-    ClockCounts, ClockOptions, DecisionClock, Event, Handed, PairAnswer, PairRater, Step,
-};
+pub use clock::{ClockCounts, ClockOptions, DecisionClock, Event, Handed, PairRater, Step};
 pub use dag::{DagError, DagIds, DagPos};
 pub use pair_policy::PairShare;
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};

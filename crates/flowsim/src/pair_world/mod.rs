@@ -598,10 +598,7 @@ pub(crate) fn simulate(
                     bottleneck,
                     level,
                 }) => pairs.take_rates_clocked(now, Some(changed), bottleneck, level),
-                None => {
-                    let a = rater.answer_with_bottlenecks(fabric, demands, hint, rates, now);
-                    pairs.take_rates_clocked(now, a.changed, a.bottleneck, a.level)
-                }
+                None => unreachable!("clocks are kept under an equal share only"),
             }
         } else {
             let changed = rater.answer(fabric, demands, hint, rates, now);

@@ -260,14 +260,6 @@ impl Refill {
         }
     }
 
-    /// As of the last answer: the positions a refill changed, and per demand the resource it
-    /// froze at (`port` for an uplink, `ports + port` for a downlink; [`NO_BOTTLENECK`]
-    /// without a rate) and its level there (rate over weight before the water-filling's
-    /// rounding fix). Max-min gives every demand frozen at one resource the same level.
-    pub fn last_answer(&self) -> (&[u32], &[u32], &[f64]) {
-        (&self.changed, &self.bottleneck, &self.level)
-    }
-
     /// What level `level` at `now` is kept as: the level itself when weights stay; when they
     /// drain, minus the time the demand ends at (`now + 1/level`), which later calls share.
     fn key(&self, level: f64, now: f64) -> f64 {
