@@ -15,7 +15,7 @@
 
 use coflowkit_model::Fabric;
 
-use crate::alloc::{Demand, Drift, Freed};
+use crate::alloc::{Demand, Drift, Freed, LevelAnswer};
 use crate::pair_policy::{PairPolicy, PairShare};
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -250,6 +250,23 @@ impl PairRater<'_> {
     ) -> Option<&[u32]> {
         let drift: Drift = self.policy.share().drift();
         (self.policy.refill()).answer(fabric, demands, lowered, rates, now, drift)
+    }
+
+    /// For `fair` (an equal share): [`Refill::answer_levels`](crate::alloc::Refill): after
+    /// completions alone, only the levels per bottleneck resource that moved when every pair
+    /// keeps its bottleneck; a whole fill otherwise. `None` for other shares.
+    pub fn answer_levels(
+        &mut self,
+        fabric: &Fabric,
+        demands: &[Demand],
+        lowered: Option<&[u32]>,
+        rates: &mut [f64],
+        now: f64,
+    ) -> Option<LevelAnswer<'_>> {
+        if self.policy.share() != PairShare::Equal {
+            return None;
+        }
+        Some((self.policy.refill()).answer_levels(fabric, demands, lowered, rates, now))
     }
 }
 

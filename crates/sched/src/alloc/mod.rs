@@ -1,6 +1,7 @@
 //! Rate-allocation building blocks shared by every policy.
 
 pub mod budget;
+pub(crate) mod levels;
 pub mod madd;
 pub mod pairs;
 pub mod portbits;
@@ -12,5 +13,6 @@ pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use pairs::{fill_coflows, PairFill};
 pub(crate) use refill::{Drift, Refill};
+pub use refill::{LevelAnswer, NO_BOTTLENECK};
 pub(crate) use topup::{Freed, TopUp};
 pub use waterfill::{Demand, WaterFill};

@@ -19,10 +19,14 @@
 use coflowkit_model::Fabric;
 
 use super::budget::Budget;
+use super::levels::Levels;
 use super::waterfill::{Demand, WaterFill};
 
 /// Relative difference below which two levels count as one (rounding).
 const LEVEL_TOLERANCE: f64 = 1e-9;
+
+/// [`Refill::bottlenecks`] of a demand without a rate.
+pub const NO_BOTTLENECK: u32 = u32::MAX;
 
 /// How the weights of demands that keep their rates move between calls.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +45,11 @@ pub struct Refill {
     /// Per demand: where it froze in the last answer, as a key that ascends with the level
     /// and means the same at every call (see [`Refill::key`]).
     keys: Vec<f64>,
+    /// Per demand: the resource it froze at in the last answer (its bottleneck, as
+    /// [`WaterFill::frozen_at`] names it; [`NO_BOTTLENECK`] without a rate) and its level there.
+    /// Kept under [`Drift::Still`] only (wss has no use for them and is near its time budget).
+    bottleneck: Vec<u32>,
+    level: Vec<f64>,
     /// The demands with a rate, in the order they froze (ascending key up to rounding), and
     /// the running maximum of their keys along that order (exactly ascending).
     order: Vec<u32>,
@@ -53,6 +62,28 @@ pub struct Refill {
     sub_rates: Vec<f64>,
     budget: Budget,
     changed: Vec<u32>,
+    /// The levels per resource, for [`Refill::answer_levels`].
+    pub(crate) levels: Levels,
+    /// An answer by levels alone left the per-demand state above behind: the next answer
+    /// must be a whole fill.
+    stale: bool,
+}
+
+/// [`Refill::answer_levels`]: a whole fill (rates, and per demand its bottleneck and level),
+/// or only the levels that moved, per resource, every demand keeping its bottleneck.
+pub enum LevelAnswer<'a> {
+    Whole {
+        bottleneck: &'a [u32],
+        level: &'a [f64],
+    },
+    Levels(&'a [(u32, f64)]),
+    /// Only the demands at `changed` moved (their rates written), to these bottlenecks and
+    /// levels (read at `changed` only).
+    Refilled {
+        changed: &'a [u32],
+        bottleneck: &'a [u32],
+        level: &'a [f64],
+    },
 }
 
 impl Refill {
@@ -67,10 +98,16 @@ impl Refill {
         drift: Drift,
     ) {
         self.drift = drift;
+        self.stale = false;
+        self.levels.invalidate();
         self.budget.reset(fabric);
         self.fill.fill_rates(demands, &self.budget, rates);
         self.keys.clear();
         self.keys.resize(demands.len(), 0.0);
+        self.bottleneck.clear();
+        self.bottleneck.resize(demands.len(), NO_BOTTLENECK);
+        self.level.clear();
+        self.level.resize(demands.len(), 0.0);
         self.order.clear();
         self.reached.clear();
         self.take_order(true, now);
@@ -96,7 +133,11 @@ impl Refill {
         drift: Drift,
     ) -> Option<&[u32]> {
         match lowered {
-            Some(lowered) => Some(self.refill(fabric, demands, lowered, rates, now)),
+            Some(lowered) if !self.stale => Some(self.refill(fabric, demands, lowered, rates, now)),
+            Some(_) => {
+                self.fill(fabric, demands, rates, now, drift);
+                None
+            }
             None => {
                 self.fill(fabric, demands, rates, now, drift);
                 None
@@ -116,6 +157,7 @@ impl Refill {
         rates: &mut [f64],
         now: f64,
     ) -> &[u32] {
+        self.levels.invalidate();
         let cut = (lowered.iter())
             .map(|&i| self.keys[i as usize])
             .fold(f64::INFINITY, f64::min);
@@ -138,6 +180,8 @@ impl Refill {
         self.at.clear();
         self.changed.clear();
         self.changed.extend_from_slice(&self.order[keep..]);
+        // Bottlenecks are kept for a world that moves progress per resource (`fair` only).
+        let still = self.drift == Drift::Still;
         self.order.truncate(keep);
         self.reached.truncate(keep);
         for &i in &self.changed {
@@ -148,6 +192,10 @@ impl Refill {
             self.load.up[d.src as usize] -= old;
             self.load.down[d.dst as usize] -= old;
             rates[i as usize] = 0.0;
+            if still {
+                self.bottleneck[i as usize] = NO_BOTTLENECK;
+                self.level[i as usize] = 0.0;
+            }
             if d.weight > 0.0 {
                 self.sub.push(d);
                 self.at.push(i);
@@ -167,6 +215,51 @@ impl Refill {
         &self.changed
     }
 
+    /// Under [`Drift::Still`] (`fair`), for a world that moves progress by one clock per
+    /// bottleneck resource: after only the weights at `lowered` went down, the levels that
+    /// moved if every demand keeps its bottleneck ([`Levels`]; `rates` are then left as they
+    /// were, and the next answer here is a whole fill or levels again); otherwise, and
+    /// without `lowered`, a whole fill.
+    pub fn answer_levels(
+        &mut self,
+        fabric: &Fabric,
+        demands: &[Demand],
+        lowered: Option<&[u32]>,
+        rates: &mut [f64],
+        now: f64,
+    ) -> LevelAnswer<'_> {
+        if let Some(lowered) = lowered {
+            if self.levels.lower(demands, lowered).is_some() {
+                self.stale = true;
+                return LevelAnswer::Levels(self.levels.changed());
+            }
+            if (self.levels)
+                .refill(&mut self.fill, demands, lowered, rates)
+                .is_some()
+            {
+                self.stale = true;
+                let (bottleneck, level) = self.levels.bottlenecks();
+                return LevelAnswer::Refilled {
+                    changed: self.levels.moved(),
+                    bottleneck,
+                    level,
+                };
+            }
+        }
+        self.fill(fabric, demands, rates, now, Drift::Still);
+        (self.levels).build(
+            fabric,
+            demands,
+            &self.bottleneck,
+            &self.level,
+            self.fill.frozen_at(),
+        );
+        LevelAnswer::Whole {
+            bottleneck: &self.bottleneck,
+            level: &self.level,
+        }
+    }
+
     /// What level `level` at `now` is kept as: the level itself when weights stay; when they
     /// drain, minus the time the demand ends at (`now + 1/level`), which later calls share.
     fn key(&self, level: f64, now: f64) -> f64 {
@@ -180,10 +273,15 @@ impl Refill {
     /// all demands (`whole`) or those of a refill (`at` maps them to positions).
     fn take_order(&mut self, whole: bool, now: f64) {
         let mut reached = self.reached.last().copied().unwrap_or(f64::NEG_INFINITY);
-        for &(j, level) in self.fill.frozen() {
+        let still = self.drift == Drift::Still;
+        for (&(j, level), &res) in self.fill.frozen().iter().zip(self.fill.frozen_at()) {
             let i = if whole { j } else { self.at[j as usize] };
             let key = self.key(level, now);
             self.keys[i as usize] = key;
+            if still {
+                self.bottleneck[i as usize] = res;
+                self.level[i as usize] = level;
+            }
             self.order.push(i);
             reached = reached.max(key);
             self.reached.push(reached);

@@ -41,6 +41,8 @@ pub struct WaterFill {
     frozen: Vec<bool>,
     /// The demands given a rate by the last fill, in the order they froze, with their levels.
     order: Vec<(u32, f64)>,
+    /// Beside `order`: the resource each froze at (its bottleneck).
+    order_at: Vec<u32>,
 }
 
 impl WaterFill {
@@ -72,6 +74,12 @@ impl WaterFill {
         self.local[r]
     }
 
+    /// Beside [`WaterFill::frozen`]: the resource each froze at (`port` for an uplink,
+    /// `ports + port` for a downlink), its bottleneck, whose level it shares.
+    pub fn frozen_at(&self) -> &[u32] {
+        &self.order_at
+    }
+
     /// Max-min fair rates for `demands` within `budget`; writes `rates[i]` for `demands[i]` and
     /// takes the rates from `budget`. Flows whose port is already full get 0.
     pub fn fill(&mut self, demands: &[Demand], budget: &mut Budget, rates: &mut [f64]) {
@@ -98,6 +106,7 @@ impl WaterFill {
         self.frozen.clear();
         self.frozen.resize(demands.len(), true);
         self.order.clear();
+        self.order_at.clear();
 
         for (i, d) in demands.iter().enumerate() {
             rates[i] = 0.0;
@@ -156,6 +165,7 @@ impl WaterFill {
                 k += 1;
             }
             let Some(l) = best else { break };
+            let at = self.touched[l];
             for idx in self.start[l]..self.start[l + 1] {
                 let i = self.adj[idx as usize] as usize;
                 if self.frozen[i] {
@@ -163,6 +173,7 @@ impl WaterFill {
                 }
                 self.frozen[i] = true;
                 self.order.push((i as u32, best_level));
+                self.order_at.push(at);
                 let w = demands[i].weight;
                 let rate = w * best_level;
                 rates[i] = rate;

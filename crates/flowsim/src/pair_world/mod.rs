@@ -27,10 +27,15 @@ use std::time::Instant;
 
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::alloc::Demand;
+use coflowkit_sched::alloc::LevelAnswer;
 use coflowkit_sched::{DecisionClock, PairRater, PairShare};
 
 use crate::error::SimError;
 use crate::outcome::{CoflowOutcome, SimOutput};
+use port_clocks::Clocks;
+
+mod clocked;
+mod port_clocks;
 use crate::world::{check_capacity, finish_flow, outcome, same_time, Meta, DONE_FRACTION};
 
 /// A flow in its pair, earliest `end` first. Under `Remaining` only `size` and `coflow` count.
@@ -227,6 +232,9 @@ struct Pairs {
     rates: Vec<f64>,
     up: Vec<f64>,
     down: Vec<f64>,
+    /// Equal share: progress and predictions by the bottlenecks' virtual clocks (`clocked`);
+    /// `due` and each pair's `rate`-based progress stay unused for prediction.
+    clocks: Option<Clocks>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -251,6 +259,7 @@ impl Pairs {
         } else if self.list[self.index[k] as usize].members.is_empty() {
             self.closed -= 1;
         }
+        self.detach(self.index[k] as usize, now);
         let p = &mut self.list[self.index[k] as usize];
         p.bring(self.share, now);
         p.settle(self.share, now, done);
@@ -274,6 +283,9 @@ impl Pairs {
 
     /// The earliest current prediction, dropping stale ones.
     fn next_due(&mut self) -> Option<f64> {
+        if let Some(clocks) = &mut self.clocks {
+            return Pairs::next_due_clocked(clocks, &self.stamps);
+        }
         while let Some(d) = self.due.peek() {
             if self.stamps[d.pair as usize] == d.stamp {
                 return Some(d.at);
@@ -291,6 +303,9 @@ impl Pairs {
         lowered: &mut Vec<u32>,
         mut done: impl FnMut(u32),
     ) {
+        if self.clocks.is_some() {
+            return self.complete_clocked(now, horizon, lowered, done);
+        }
         while let Some(d) = self.due.peek() {
             if d.at > horizon {
                 break;
@@ -330,6 +345,7 @@ impl Pairs {
     /// Bring every pair to `now`, end the flows left with dust, drop the closed pairs and
     /// the predictions (positions change): a whole decision follows.
     fn compact(&mut self, now: f64, mut done: impl FnMut(u32)) {
+        self.detach_all(now);
         let share = self.share;
         let mut i = 0;
         while i < self.list.len() {
@@ -359,6 +375,9 @@ impl Pairs {
         }));
         self.rates.clear();
         self.rates.resize(self.list.len(), 0.0);
+        if let Some(clocks) = &mut self.clocks {
+            clocks.clear(self.list.len());
+        }
         self.up.fill(0.0);
         self.down.fill(0.0);
     }
@@ -507,6 +526,7 @@ pub(crate) fn simulate(
         rates: Vec::new(),
         up: vec![0.0; ports],
         down: vec![0.0; ports],
+        clocks: (share == PairShare::Equal).then(|| Clocks::new(2 * ports)),
     };
     let mut book = Book {
         trace,
@@ -564,8 +584,26 @@ pub(crate) fn simulate(
             Some(&lowered[..])
         };
         let (demands, rates) = (&pairs.demands, &mut pairs.rates);
-        let changed = rater.answer(fabric, demands, hint, rates, now);
-        let taken = pairs.take_rates(now, changed);
+        let taken = if pairs.clocks.is_some() {
+            match rater.answer_levels(fabric, demands, hint, rates, now) {
+                Some(LevelAnswer::Levels(levels)) => {
+                    pairs.relevel(now, levels);
+                    Ok(())
+                }
+                Some(LevelAnswer::Whole { bottleneck, level }) => {
+                    pairs.take_rates_clocked(now, None, bottleneck, level)
+                }
+                Some(LevelAnswer::Refilled {
+                    changed,
+                    bottleneck,
+                    level,
+                }) => pairs.take_rates_clocked(now, Some(changed), bottleneck, level),
+                None => unreachable!("clocks are kept under an equal share only"),
+            }
+        } else {
+            let changed = rater.answer(fabric, demands, hint, rates, now);
+            pairs.take_rates(now, changed)
+        };
         lowered.clear();
         clock.decided_by_pairs(now);
         if let Err(rate) = taken {
