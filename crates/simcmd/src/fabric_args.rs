@@ -1,6 +1,6 @@
 //! The trace and the fabric it runs on, as every command takes them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
@@ -40,16 +40,22 @@ impl WorkloadArgs {
 
     pub fn load(&self) -> Result<(PathBuf, Trace, Fabric)> {
         let path = self.trace_path();
-        let mut trace = read_path(&path)?;
+        let (trace, fabric) = self.prepare(&path, read_path(&path)?)?;
+        Ok((path, trace, fabric))
+    }
+
+    /// A trace read from `path` (or made elsewhere, `path` naming it) as the flags ask for it:
+    /// the first `--coflows` by arrival, and its fabric.
+    pub fn prepare(&self, path: &Path, mut trace: Trace) -> Result<(Trace, Fabric)> {
         if let Some(n) = self.coflows {
             trace
                 .coflows
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             trace.coflows.truncate(n);
         }
-        check_pair_tables(&path, trace.ports as u64)?;
+        check_pair_tables(path, trace.ports as u64)?;
         let fabric = self.fabric(trace.ports as usize)?;
-        Ok((path, trace, fabric))
+        Ok((trace, fabric))
     }
 
     pub fn fabric(&self, ports: usize) -> Result<Fabric> {
@@ -85,7 +91,7 @@ const PAIR_TABLE_BYTES: u64 = 40;
 pub const MAX_PAIR_TABLES_BYTES: u64 = 2 << 30;
 
 /// Refuse `ports` whose per-pair tables would need more than [`MAX_PAIR_TABLES_BYTES`].
-pub fn check_pair_tables(path: &std::path::Path, ports: u64) -> Result<()> {
+pub fn check_pair_tables(path: &Path, ports: u64) -> Result<()> {
     let need = ports
         .checked_mul(ports)
         .and_then(|p| p.checked_mul(PAIR_TABLE_BYTES))
