@@ -1,6 +1,8 @@
 """What the Python call adds to a `sim` run on FB: `coflowkit sim` (the release binary) against
 `ck.sim` on the same trace and flags, alternating, wall time of each including reading the trace
-and (for Python) building the DataFrames. `python python/bench/sim_overhead.py BIN [SCHED] [N]`."""
+and (for Python) building the DataFrames. `python python/bench/sim_overhead.py BIN [SCHED] [N]`;
+BIN `-` skips the binary and compares the Python call with the simulation's own wall time
+(measured inside the Rust run), an upper bound on what Python adds."""
 
 import os
 import subprocess
@@ -20,8 +22,9 @@ def main() -> None:
     cli_t, py_t, py_sim = [], [], []
     for _ in range(n):
         t = time.perf_counter()
-        subprocess.run([binary, "sim", "--trace", TRACE, "-s", sched, "--baseline", sched, "--jobs", "1"],
-                       check=True, stdout=subprocess.DEVNULL)
+        if binary != "-":
+            subprocess.run([binary, "sim", "--trace", TRACE, "-s", sched, "--baseline", sched, "--jobs", "1"],
+                           check=True, stdout=subprocess.DEVNULL)
         cli_t.append(time.perf_counter() - t)
         t = time.perf_counter()
         res = ck.sim(ck.read_trace(TRACE), schedulers=sched, baseline=sched, jobs=1)

@@ -18,6 +18,7 @@ def main() -> None:
                       deadlines=1.0, seed=list(range(runs)))
     print(f"{runs} runs; load average {os.getloadavg()[0]:.1f} at start", flush=True)
     for _ in range(repeats):
+        walls = {}
         for workers in (1, 2):
             t = time.perf_counter()
             df = ck.sweep(configs, backend="local", workers=workers)
@@ -25,6 +26,8 @@ def main() -> None:
             assert len(df) == runs
             print(f"workers={workers}: {wall:.1f} s wall, sum of run walls {df['wall_s'].sum():.1f} s, "
                   f"load average {os.getloadavg()[0]:.1f}", flush=True)
+            walls[workers] = wall
+        print(f"two workers / one: {walls[2] / walls[1]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import shuffle, trace
 from ._native import CoflowkitError, Trace, __version__, bundled_trace, read_trace
+from ._polars import to_polars
 from ._results import Results, load_results
 from ._sim import sim, sim_flags
 from ._sweep import grid, sweep
@@ -31,6 +32,7 @@ __all__ = [
     "sim",
     "sim_flags",
     "sweep",
+    "to_polars",
     "trace",
 ]
 

@@ -115,6 +115,12 @@ class Results:
         ax.set_title(title or self.docs[0].get("trace", ""))
         return fig
 
+    def to_polars(self) -> dict[str, Any]:
+        """`{"coflows": ..., "summary": ...}` as polars DataFrames (needs polars)."""
+        from ._polars import to_polars
+
+        return {"coflows": to_polars(self.coflows), "summary": to_polars(self.summary)}
+
     def to_json(self, path: PathLike) -> None:
         """Write the (first) document as `coflowkit sim --json` would."""
         Path(path).write_text(json.dumps(self.docs[0]))

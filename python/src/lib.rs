@@ -2,8 +2,8 @@
 //! run in `flowsim` under the shared `sched` policies, shuffles in `pktsim`; this file only
 //! converts arguments and results. Every run releases the GIL.
 //!
-//! Options reach the runs through the CLI's own argument structs (compiled here from
-//! crates/cli/src, below): a Python keyword `port_rate="1gbit"` is the flag
+//! Options reach the runs through the CLI's own argument structs and runs (`coflowkit_simcmd`,
+//! which the `coflowkit` binary uses too): a Python keyword `port_rate="1gbit"` is the flag
 //! `--port-rate=1gbit`, checked by the same code with the same messages, and `sim` results are
 //! the very JSON document `coflowkit sim --json` writes.
 
@@ -13,38 +13,6 @@ mod args;
 mod shuffle;
 mod sim;
 mod trace;
-
-// The CLI's argument structs and result builders, compiled here as they are there (the CLI is a
-// binary crate, so they cannot be imported): one implementation of every flag, check and
-// column. They sit at the crate root because they name each other as `crate::report` etc.
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/sim.rs"]
-mod cli_sim;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/engine_args.rs"]
-mod engine_args;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/fabric_args.rs"]
-mod fabric_args;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/plot.rs"]
-mod plot;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/report.rs"]
-mod report;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/sched_args.rs"]
-mod sched_args;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/tenant_report.rs"]
-mod tenant_report;
-#[allow(dead_code)]
-#[path = "../../crates/cli/src/shuffle"]
-mod cli_shuffle {
-    pub mod matrix_args;
-    pub mod sim;
-    pub mod sim_opts;
-}
 
 pyo3::create_exception!(
     coflowkit,

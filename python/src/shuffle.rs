@@ -1,13 +1,11 @@
 //! `ck.shuffle.sim`: `coflowkit shuffle sim` with its flags as keywords; the result is the JSON
 //! report `--json` writes (with the seed).
 
-use anyhow::{bail, Result};
-use coflowkit_pktsim::try_run;
-use coflowkit_shuffle::matrix::{check_nodes, generate_with, read_packet_matrix, GenSpec};
+use anyhow::Result;
+use coflowkit_simcmd::shuffle::sim::{finish, json_text, simulate, SimArgs};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::cli_shuffle::sim::SimArgs;
 use crate::{args, py_err};
 
 fn command() -> clap::Command {
@@ -32,45 +30,9 @@ pub fn shuffle_flags() -> Vec<(String, String)> {
     args::flags(&command())
 }
 
-/// `cli_shuffle::sim::run` without the printout.
+/// `coflowkit shuffle sim` without the printout; the report as compact JSON.
 fn run(args: SimArgs) -> Result<String> {
-    // The CLI's private `matrix()`: read `--matrix` or generate from the flags.
-    let m = match &args.matrix {
-        Some(p) => read_packet_matrix(p)?,
-        None => {
-            check_nodes(args.nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
-            let spec = GenSpec {
-                nodes: args.nodes,
-                skew: args.skew,
-                avg_packets: args.gen.avg_packets,
-                generator: args.gen.generator(),
-                seed: args.seed,
-            };
-            generate_with(&spec, &args.gen.options()?)?.packets
-        }
-    };
-    let cfg = args.sim.to_config(&args.protocol, args.seed)?;
-    let r = try_run(&m, &cfg)?;
-    let mut doc = serde_json::to_value(&r)?;
-    doc["seed"] = args.seed.into();
-    let text = serde_json::to_string(&doc)?;
-    if let Some(path) = &args.json {
-        std::fs::write(path, &text)?;
-    }
-    if !r.complete {
-        bail!(
-            "{}: the shuffle did not finish ({} of {} data packets delivered); raise --max-steps if it was only slow",
-            r.protocol,
-            r.delivered_packets,
-            r.data_packets
-        );
-    }
-    if r.violations > 0 {
-        bail!(
-            "{}: {} protocol invariant violations",
-            r.protocol,
-            r.violations
-        );
-    }
-    Ok(text)
+    let r = simulate(&args)?;
+    finish(&args, &r)?;
+    json_text(&args, &r, false)
 }

@@ -5,28 +5,25 @@ mod broadcast;
 mod collective;
 mod coordinator;
 mod daemon;
-mod engine_args;
-mod fabric_args;
 mod fetch;
 mod hug;
 mod milliquery;
 mod millisort;
-mod plot;
 mod ranks;
 mod replay;
-mod report;
-mod sched_args;
 mod shuffle;
 mod sim;
 mod sortdata;
 mod spill_dir;
 mod status;
-mod tenant_report;
 mod testbed_cmd;
 mod tls_args;
 mod trace_cmd;
 
 use std::process::ExitCode;
+
+// The flags and result documents `sim` shares with the Python package.
+use coflowkit_simcmd::{engine_args, fabric_args, plot, report, sched_args};
 
 use clap::{Parser, Subcommand};
 

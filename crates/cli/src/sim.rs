@@ -1,274 +1,32 @@
-//! `coflowkit sim`: replay a trace under several schedulers and compare them.
+//! `coflowkit sim`: replay a trace under several schedulers and compare them. The flags and the
+//! run are `coflowkit_simcmd::sim`'s (shared with the Python package); this prints the table.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
-use std::sync::Mutex;
-
-use anyhow::{bail, Context, Result};
-use clap::{Args, ValueEnum};
-use coflowkit_flowsim::coflowsim::{self, Algo};
-use coflowkit_flowsim::{simulate_with, SimOptions, SimOutput};
-use coflowkit_model::deadlines;
-use coflowkit_model::{Fabric, Trace};
-use coflowkit_sched::probe::Probe;
-use coflowkit_sched::tenant::metrics::TenantMetrics;
-use coflowkit_sched::{build, SchedOptions, SchedulerKind};
-
-use crate::engine_args::EngineArgs;
-use crate::fabric_args::WorkloadArgs;
-use crate::report::{self, Run};
-use crate::sched_args::SchedArgs;
-use crate::tenant_report;
-
-/// Which simulator model replays the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Model {
-    /// Exact event-driven fluid model (no time step, arrivals at their time)
-    Exact,
-    /// The public reference CoflowSim's assumptions (coflow/coflowsim b61f209): 8 ms steps,
-    /// 10.24 s admission epochs, CCT from the epoch start, whole-MB flows, its FAIR, PFP, FIFO,
-    /// SCF, NCF, LCF (`tcf`), SEBF and DARK (`aalo`); see docs/coflowsim.md
-    Coflowsim,
-}
-
-#[derive(Args, Debug)]
-pub struct SimArgs {
-    /// Simulator model
-    #[arg(long, value_enum, default_value_t = Model::Exact)]
-    pub model: Model,
-    #[command(flatten)]
-    pub workload: WorkloadArgs,
-    #[command(flatten)]
-    pub sched: SchedArgs,
-    /// Scheduler the speed-ups are measured against (run too if not selected)
-    #[arg(long, default_value = "fair", value_name = "NAME")]
-    pub baseline: String,
-    /// Give every coflow a deadline Γ_empty × (1 + U(0, X)), at least 200 ms (Varys §5.7)
-    #[arg(long, value_name = "X")]
-    pub deadlines: Option<f64>,
-    /// Seed for everything random (deadline synthesis)
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Write results as JSON (summary and per-coflow results of every scheduler)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write per-coflow results as CSV
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Draw the CCT CDF of every scheduler as an SVG chart into this directory
-    #[arg(long, value_name = "DIR")]
-    pub plot: Option<PathBuf>,
-    #[command(flatten)]
-    pub engine: EngineArgs,
-    /// Measure every selected scheduler as a multi-tenant one (per-coflow progress, isolation
-    /// guarantee over time, utilization; docs/hug.md). Always on for hug, drf and psp. A
-    /// measured pair-rated policy (fair, wss) runs in the per-flow world
-    #[arg(long)]
-    pub tenant_metrics: bool,
-    /// Simulations run at once [default: the number of cores]
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub jobs: Option<usize>,
-}
+use anyhow::Result;
+pub use coflowkit_simcmd::sim::SimArgs;
+use coflowkit_simcmd::{report, sim};
 
 pub fn run(args: SimArgs) -> Result<()> {
-    let (path, mut trace, fabric) = args.workload.load()?;
-    if let Some(x) = args.deadlines {
-        if !(x >= 0.0 && x.is_finite()) {
-            bail!("--deadlines must be a non-negative number, got {x}");
-        }
-        deadlines::synthesize(&mut trace, &fabric, x, args.seed);
-    }
-    let mut kinds = args.sched.kinds()?;
-    let baseline: SchedulerKind = args.baseline.parse().context("--baseline")?;
-    if !kinds.contains(&baseline) {
-        kinds.push(baseline);
-    }
-    let opts = args.sched.options()?;
-    if args.model == Model::Coflowsim {
-        if args.deadlines.is_some() {
-            bail!("--deadlines: CoflowSim's main runs without deadlines (considerDeadline is hard-wired off); use --model exact");
-        }
-        if args.sched.scheduler.trim() == "all" {
-            kinds = COFLOWSIM_KINDS.to_vec();
-        }
-        for &k in &kinds {
-            reference_algo(k)?;
-        }
-    }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let sim = args.engine.options()?;
-    let probe = |k: SchedulerKind| args.tenant_metrics || SchedulerKind::TENANT.contains(&k);
-    let (outputs, metrics) = match args.model {
-        Model::Exact => run_all_probed(&trace, &fabric, &kinds, &opts, &sim, jobs, probe)?
-            .into_iter()
-            .unzip(),
-        Model::Coflowsim => {
-            if args.tenant_metrics {
-                bail!("--tenant-metrics: only with --model exact");
-            }
-            let outs = run_coflowsim(&trace, &fabric, &kinds)?;
-            let none = vec![None; outs.len()];
-            (outs, none)
-        }
-    };
-    let runs: Vec<Run> = outputs.into_iter().map(Run::new).collect();
-
-    let trace_name = path.display().to_string();
+    let path = args.workload.trace_path();
+    let trace = coflowkit_model::trace::read_path(&path)?;
+    let done = sim::execute(&args, &path, trace)?;
     println!(
         "{}: {} coflows, {} flows, {} ports{}",
-        trace_name,
-        trace.coflows.len(),
-        trace.flows(),
-        trace.ports,
+        done.trace_name,
+        done.trace.coflows.len(),
+        done.trace.flows(),
+        done.trace.ports,
         if args.deadlines.is_some() {
             ", with deadlines"
         } else {
             ""
         }
     );
-    print!("{}", report::table(&runs, baseline.name()));
-    if metrics.iter().any(Option::is_some) {
-        print!("{}", tenant_report::tables(&runs, &metrics, &fabric));
+    print!("{}", report::table(&done.runs, done.baseline.name()));
+    if let Some(t) = done.tenant_tables() {
+        print!("{t}");
     }
-    match &args.json {
-        Some(p) if metrics.iter().any(Option::is_some) => {
-            let mut doc = report::json_doc(&trace_name, &fabric, &opts, &runs, baseline.name());
-            tenant_report::add_to_json(&mut doc, &metrics);
-            report::write_value(p, &doc)?;
-        }
-        Some(p) => report::write_json(p, &trace_name, &fabric, &opts, &runs, baseline.name())?,
-        None => {}
-    }
-    if let Some(p) = &args.csv {
-        report::write_csv(p, &runs)?;
-    }
-    if let Some(dir) = &args.plot {
-        let file = crate::plot::cct_cdf(dir, &runs)?;
+    if let Some(file) = done.write_outputs(&args)? {
         println!("CCT CDF: {}", file.display());
     }
     Ok(())
-}
-
-/// The schedulers the reference has, by our names (`tcf` is its LCF, `aalo` its DARK).
-pub const COFLOWSIM_KINDS: [SchedulerKind; 8] = [
-    SchedulerKind::Fair,
-    SchedulerKind::Pfp,
-    SchedulerKind::Fifo,
-    SchedulerKind::Scf,
-    SchedulerKind::Ncf,
-    SchedulerKind::Tcf,
-    SchedulerKind::Sebf,
-    SchedulerKind::Aalo,
-];
-
-/// The reference's algorithm for one of our scheduler names.
-pub fn reference_algo(kind: SchedulerKind) -> Result<Algo> {
-    Ok(match kind {
-        SchedulerKind::Fair => Algo::Fair,
-        SchedulerKind::Pfp => Algo::Pfp,
-        SchedulerKind::Fifo => Algo::Fifo,
-        SchedulerKind::Scf => Algo::Scf,
-        SchedulerKind::Ncf => Algo::Ncf,
-        SchedulerKind::Tcf => Algo::Lcf,
-        SchedulerKind::Sebf => Algo::Sebf,
-        SchedulerKind::Aalo => Algo::Dark,
-        other => bail!(
-            "--model coflowsim: CoflowSim has no `{other}`; it has fair, pfp, fifo, scf, ncf, tcf (its LCF), sebf and aalo (its DARK)"
-        ),
-    })
-}
-
-/// Replay under the reference's rules, one scheduler after the other (each takes about a
-/// second on the FB trace). Runs are named by our scheduler names.
-pub fn run_coflowsim(
-    trace: &Trace,
-    fabric: &Fabric,
-    kinds: &[SchedulerKind],
-) -> Result<Vec<SimOutput>> {
-    kinds
-        .iter()
-        .map(|&k| {
-            let mut out = coflowsim::simulate(trace, fabric, reference_algo(k)?)
-                .with_context(|| format!("simulating {k} under --model coflowsim"))?;
-            out.scheduler = k.name().to_string();
-            Ok(out)
-        })
-        .collect()
-}
-
-/// Run every scheduler on its own thread pool slot; results come back in `kinds` order.
-#[allow(dead_code)] // the Python package's `sim` calls it
-pub fn run_all(
-    trace: &Trace,
-    fabric: &Fabric,
-    kinds: &[SchedulerKind],
-    opts: &SchedOptions,
-    sim: &SimOptions,
-    jobs: usize,
-) -> Result<Vec<SimOutput>> {
-    let runs = run_all_probed(trace, fabric, kinds, opts, sim, jobs, |_| false)?;
-    Ok(runs.into_iter().map(|(o, _)| o).collect())
-}
-
-/// [`run_all`], measuring the schedulers `probe` picks as multi-tenant ones.
-pub fn run_all_probed(
-    trace: &Trace,
-    fabric: &Fabric,
-    kinds: &[SchedulerKind],
-    opts: &SchedOptions,
-    sim: &SimOptions,
-    jobs: usize,
-    probe: impl Fn(SchedulerKind) -> bool + Sync,
-) -> Result<Vec<(SimOutput, Option<TenantMetrics>)>> {
-    // Long replays show progress on a terminal and stay quiet when piped.
-    let progress = std::io::stderr().is_terminal();
-    if progress {
-        eprintln!(
-            "simulating {} schedulers, {} at a time",
-            kinds.len(),
-            jobs.clamp(1, kinds.len().max(1))
-        );
-    }
-    let next = Mutex::new(0usize);
-    type Measured = (SimOutput, Option<TenantMetrics>);
-    let results: Mutex<Vec<Option<Result<Measured>>>> =
-        Mutex::new((0..kinds.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, kinds.len().max(1)) {
-            s.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap();
-                    let i = *n;
-                    *n += 1;
-                    i
-                };
-                let Some(&kind) = kinds.get(i) else { break };
-                let r = if probe(kind) {
-                    let mut p = Probe::new(build(kind, opts));
-                    simulate_with(trace, fabric, &mut p, sim).map(|o| (o, Some(p.finish())))
-                } else {
-                    let mut sched = build(kind, opts);
-                    simulate_with(trace, fabric, sched.as_mut(), sim).map(|o| (o, None))
-                }
-                .with_context(|| format!("simulating {kind}"));
-                if progress {
-                    if let Ok((out, _)) = &r {
-                        eprintln!(
-                            "  {kind} done in {:.1} s ({} decisions, {} redistributions)",
-                            out.wall_s, out.decisions, out.redistributions
-                        );
-                    }
-                }
-                results.lock().unwrap()[i] = Some(r);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.expect("every scheduler ran"))
-        .collect()
 }

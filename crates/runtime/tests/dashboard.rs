@@ -1,7 +1,8 @@
 //! The coordinator's dashboard against a running cluster with a workload in progress: the page
 //! (self-contained: nothing fetched from elsewhere), its event stream, and the page in a real
 //! headless Chromium (Debian's `chromium`; `NOT RUN` when there is none): the DOM lists the
-//! active coflows, and the charts' sample counts grow between two loads.
+//! active coflows in the scheduler's priority order with their places, and the charts' sample
+//! counts grow between two loads.
 //!
 //! `DASHBOARD_SCREENSHOT=docs/dashboard.png` also saves a screenshot;
 //! `DASHBOARD_HOLD_S=60` keeps the cluster and its workload up that long, printing the URL, for
@@ -126,6 +127,9 @@ struct Setup {
 
 async fn cluster() -> Setup {
     let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Varys);
+    // No starvation intervals: in those all but the starved coflows wait and Varys keeps no
+    // priority order, so a check of the order could land on one.
+    cfg.options.varys.starvation = None;
     cfg.metrics = Some(loopback());
     let coordinator = coordinator::spawn(cfg, loopback()).unwrap();
     let caddr = coordinator.addr().to_string();
@@ -204,6 +208,21 @@ fn attr(dom: &str, id: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Rows of coflows in the scheduler's order: some placed, places rising, unplaced ones (not in
+/// the last round) after them.
+fn check_order(places: &[Option<u64>], what: &str) {
+    let placed: Vec<u64> = places.iter().map_while(|p| *p).collect();
+    assert!(
+        !placed.is_empty(),
+        "no coflow has a place in the order: {what}"
+    );
+    assert!(placed.windows(2).all(|w| w[0] < w[1]), "{placed:?}: {what}");
+    assert!(
+        places[placed.len()..].iter().all(Option::is_none),
+        "{places:?}: {what}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_dashboard_shows_a_running_workload() {
     let setup = cluster().await;
@@ -262,6 +281,12 @@ async fn the_dashboard_shows_a_running_workload() {
         .filter_map(|c| c["name"].as_str())
         .collect();
     assert!(names.iter().any(|n| n.starts_with("job-")), "{live}");
+    // Varys orders coflows (SEBF): the rows come in its priority order.
+    assert_eq!(live["ordered"], true, "{live}");
+    let places: Vec<Option<u64>> = (live["coflows"].as_array().unwrap().iter())
+        .map(|c| c["order"].as_u64())
+        .collect();
+    check_order(&places, &live.to_string());
     let used: f64 = ticks
         .iter()
         .flat_map(|(_, t)| t["sample"]["up"].as_array().unwrap().clone())
@@ -300,6 +325,18 @@ async fn the_dashboard_shows_a_running_workload() {
                 let rows = &rows[..rows.find("</table>").unwrap_or(rows.len())];
                 assert!(rows.contains("<tr data-id="), "no coflow rows in\n{rows}");
                 assert!(rows.contains(">job-"), "no coflow names in\n{rows}");
+                // Each row carries its place in the scheduler's order, rows sorted by it.
+                let places: Vec<Option<u64>> = rows
+                    .split("data-order=\"")
+                    .skip(1)
+                    .map(|r| r[..r.find('"').unwrap()].parse().ok())
+                    .collect();
+                check_order(&places, rows);
+                let first = places[0].unwrap();
+                assert!(
+                    rows.contains(&format!("<td class=\"order\">{first}</td>")),
+                    "the order column does not show {first}: {rows}"
+                );
                 assert!(dom.contains("connected</td>"), "no daemon health in\n{dom}");
                 assert_eq!(attr(dom, "up", "data-ports"), HOSTS as u64);
             }

@@ -225,6 +225,15 @@ impl DecisionClock {
     }
 }
 
+/// The last decision's coflows in the policy's priority order, highest first, as indices into
+/// that decision's snapshot: the order in which bandwidth freed between decisions is handed on
+/// (for a world to show). Empty for policies that share rather than order (fair, pfp, wss,
+/// the multi-tenant ones) and for decisions that kept no order (redistribution off; Varys'
+/// starvation intervals, where all but the starved wait).
+pub fn priority_order(sched: &mut dyn Scheduler) -> &[u32] {
+    sched.topup().map_or(&[], |t| t.order())
+}
+
 /// A pair-rated policy's decisions for a world that keeps state per port pair.
 pub struct PairRater<'s> {
     policy: &'s mut dyn PairPolicy,
@@ -384,5 +393,37 @@ mod tests {
                 hand_ons: 1
             }
         );
+    }
+
+    #[test]
+    fn the_priority_order_is_the_last_decisions_and_sharing_has_none() {
+        use crate::{CoflowState, Snapshot};
+        use coflowkit_model::Fabric;
+        // The bigger coflow arrives first; SEBF and TCF put the smaller one (index 1) first,
+        // FIFO keeps arrival order, fair sharing has no order.
+        let fabric = Fabric::uniform(3, 1.0);
+        let mut coflows = vec![
+            CoflowState::of_flows(&[(0, 2, 5.0)]),
+            CoflowState::of_flows(&[(1, 2, 1.0)]),
+        ];
+        coflows[1].id = 2;
+        let snap = Snapshot {
+            now_s: 0.0,
+            fabric: &fabric,
+            coflows: &coflows,
+        };
+        for (kind, want) in [
+            (SchedulerKind::Sebf, &[1u32, 0][..]),
+            (SchedulerKind::Tcf, &[1, 0]),
+            (SchedulerKind::Fifo, &[0, 1]),
+            (SchedulerKind::Varys, &[1, 0]),
+            (SchedulerKind::Fair, &[]),
+        ] {
+            let mut sched = build(kind, &SchedOptions::default());
+            assert!(priority_order(sched.as_mut()).is_empty(), "{kind}: before");
+            let mut c = DecisionClock::new(sched.as_ref(), ClockOptions::default());
+            c.decide(sched.as_mut(), &snap, &mut Rates::default());
+            assert_eq!(priority_order(sched.as_mut()), want, "{kind}");
+        }
     }
 }

@@ -1,19 +1,19 @@
 //! `coflowkit shuffle ...`: shuffle matrices and the packet-level simulator.
 
 mod gen;
-mod matrix_args;
 mod run;
 mod run_rank;
 mod run_report;
 mod run_sim;
 mod sim;
-mod sim_opts;
 mod stats;
 mod sweep;
 mod sweep_plot;
 mod sweep_rows;
 
 use clap::Subcommand;
+// The flags `shuffle sim` shares with the Python package live in coflowkit_simcmd.
+use coflowkit_simcmd::shuffle::{matrix_args, sim_opts};
 
 #[derive(Subcommand)]
 pub enum ShuffleCmd {

@@ -1,78 +1,31 @@
-//! `coflowkit shuffle sim`: one shuffle, packet by packet, under one protocol; and
+//! `coflowkit shuffle sim`: the report printed (the run is `coflowkit_simcmd`'s); and
 //! `coflowkit shuffle bench`: how fast the simulator runs (release builds only make sense).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
-use coflowkit_pktsim::{try_run, try_run_observed, SimConfig, SimReport};
-use coflowkit_shuffle::matrix::{
-    check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix,
-};
-use serde::Serialize;
+use coflowkit_pktsim::{try_run, Progress, SimReport};
+pub use coflowkit_simcmd::shuffle::sim::SimArgs;
+use coflowkit_simcmd::shuffle::sim::{finish, matrix, simulate_observed};
 
 use super::matrix_args::MatrixArgs;
 use super::sim_opts::SimOpts;
 
-#[derive(Args, Debug)]
-pub struct SimArgs {
-    /// A packet matrix file (as written by `shuffle gen`); otherwise one is generated.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "skew"])]
-    pub matrix: Option<PathBuf>,
-    /// Nodes of the generated matrix.
-    #[arg(long, default_value_t = 160)]
-    pub nodes: usize,
-    /// Message skewness of the generated matrix, in [0, 1].
-    #[arg(long, default_value_t = 0.5)]
-    pub skew: f64,
-    /// grpf, grpt, srpt, hadoop (with --connections) or hadoop-C, madd, lockstep, push-rr,
-    /// push-blocks.
-    #[arg(long, short, default_value = "grpf")]
-    pub protocol: String,
-    /// Seed of the matrix and of every random choice in the run.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Also write the full report (with the utilization series) as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    #[command(flatten)]
-    pub gen: MatrixArgs,
-    #[command(flatten)]
-    pub sim: SimOpts,
+pub fn run(args: SimArgs) -> Result<()> {
+    let r = simulate_observed(&args, progress_printer())?;
+    print_report(&r);
+    finish(&args, &r)
 }
 
-/// The matrix a run uses: read from `--matrix` or generated from the flags.
-fn matrix(
-    path: &Option<PathBuf>,
-    nodes: usize,
-    skew: f64,
-    seed: u64,
-    gen: &MatrixArgs,
-) -> Result<PacketMatrix> {
-    match path {
-        Some(p) => Ok(read_packet_matrix(p)?),
-        None => {
-            check_nodes(nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
-            let spec = GenSpec {
-                nodes,
-                skew,
-                avg_packets: gen.avg_packets,
-                generator: gen.generator(),
-                seed,
-            };
-            Ok(generate_with(&spec, &gen.options()?)?.packets)
-        }
-    }
-}
-
-/// Runs one simulation; a run longer than a few seconds (`--nodes 5000`) says on stderr every
-/// few seconds how far it has come.
-fn run_with_progress(m: &PacketMatrix, cfg: &SimConfig) -> Result<SimReport> {
+/// A run longer than a few seconds (`--nodes 5000`) says on stderr every few seconds how far
+/// it has come.
+fn progress_printer() -> impl FnMut(Progress) {
     const EVERY: Duration = Duration::from_secs(3);
     let start = Instant::now();
     let mut next = EVERY;
-    Ok(try_run_observed(m, cfg, 1 << 12, |p| {
+    move |p| {
         let t = start.elapsed();
         if t >= next {
             next = t + EVERY;
@@ -85,47 +38,7 @@ fn run_with_progress(m: &PacketMatrix, cfg: &SimConfig) -> Result<SimReport> {
                 100.0 * p.delivered as f64 / p.total.max(1) as f64
             );
         }
-    })?)
-}
-
-#[derive(Serialize)]
-struct JsonOut<'a> {
-    seed: u64,
-    #[serde(flatten)]
-    report: &'a SimReport,
-}
-
-pub fn run(args: SimArgs) -> Result<()> {
-    let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
-    let cfg = args.sim.to_config(&args.protocol, args.seed)?;
-    if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
-        eprintln!("{cfg:?}");
     }
-    let r = run_with_progress(&m, &cfg)?;
-    print_report(&r);
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&JsonOut {
-            seed: args.seed,
-            report: &r,
-        })?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    if !r.complete {
-        bail!(
-            "{}: the shuffle did not finish ({} of {} data packets delivered); raise --max-steps if it was only slow",
-            r.protocol,
-            r.delivered_packets,
-            r.data_packets
-        );
-    }
-    if r.violations > 0 {
-        bail!(
-            "{}: {} protocol invariant violations",
-            r.protocol,
-            r.violations
-        );
-    }
-    Ok(())
 }
 
 fn print_report(r: &SimReport) {

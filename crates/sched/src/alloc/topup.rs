@@ -118,6 +118,11 @@ fn spare_of(spare: &mut Budget, side: usize) -> &mut Vec<f64> {
 }
 
 impl TopUp {
+    /// The coflows last indexed, as indices into that snapshot, highest priority first.
+    pub fn order(&self) -> &[u32] {
+        &self.by_rank
+    }
+
     /// Index the flows of the coflows in `order` (highest priority first; flows in their
     /// coflow's order) and those of them `rates` serves. Coflows not listed never get
     /// redistributed bandwidth nor yield any.

@@ -2,7 +2,8 @@
 //! CDN), `/events` a server-sent event stream. A sampler reads the coordinator's state once a
 //! second into a five-minute history (per-port uplink and downlink utilization measured from the
 //! bytes flows reported, decision latency, rounds); a new page gets the history in a `hello`
-//! event, then one `tick` a second with the latest sample, the active coflows and the daemons.
+//! event, then one `tick` a second with the latest sample, the active coflows (with their place
+//! in the scheduler's priority order) and the daemons.
 //!
 //! Everything the page shows is read from the state in [`observe`], through the same fields
 //! `/status` reads.
@@ -67,6 +68,10 @@ struct CoflowRow {
     sent_bytes: f64,
     /// Sum of the rates the scheduler gives the coflow's flows now.
     bytes_per_s: f64,
+    /// Its place (1 = first) in the scheduler's priority order at the last round (queue, then
+    /// order within the queue, for Aalo and Saath); `None` when the policy keeps no order or
+    /// the coflow was not in that round.
+    order: Option<usize>,
 }
 
 /// What a tick carries besides the sample.
@@ -76,7 +81,10 @@ struct Live {
     uptime_s: f64,
     rounds: u64,
     daemons: Vec<DaemonRow>,
-    /// Unfinished coflows, in arrival order.
+    /// Whether the scheduler orders coflows (else it shares bandwidth between them).
+    ordered: bool,
+    /// Unfinished coflows in the scheduler's priority order, then those it did not place in
+    /// arrival order.
     coflows: Vec<CoflowRow>,
 }
 
@@ -168,6 +176,10 @@ impl Sampler {
             rounds: s.rounds() - self.rounds.min(s.rounds()),
         };
         self.rounds = s.rounds();
+        let place: HashMap<u64, usize> = (s.priority_order().iter())
+            .enumerate()
+            .map(|(i, &id)| (id, i + 1))
+            .collect();
         let mut coflows: Vec<CoflowRow> = s
             .coflows()
             .map(|c| {
@@ -185,15 +197,20 @@ impl Sampler {
                     size_bytes: flows.iter().map(|f| f.size_bytes).sum(),
                     sent_bytes: flows.iter().map(|f| f.sent_bytes).sum(),
                     bytes_per_s: flows.iter().filter(|f| !f.done).map(|f| f.rate).sum(),
+                    order: place.get(&c.id).copied(),
                 }
             })
             .filter(|c| c.flows_done < c.flows || c.flows == 0)
             .collect();
-        coflows.sort_by(|a, b| b.age_s.total_cmp(&a.age_s));
+        coflows.sort_by(|a, b| {
+            let key = |c: &CoflowRow| c.order.unwrap_or(usize::MAX);
+            key(a).cmp(&key(b)).then(b.age_s.total_cmp(&a.age_s))
+        });
         let live = Live {
             scheduler: shared.scheduler.clone(),
             uptime_s: t_s,
             rounds: s.rounds(),
+            ordered: !place.is_empty(),
             daemons: s
                 .daemons()
                 .iter()

@@ -2,7 +2,7 @@
 //! whether to run a full round (snapshot, the shared scheduler, rates recorded), to hand the
 //! bandwidth of finished flows on, or to wait; either way every daemon gets its full rate table.
 
-use coflowkit_sched::{DecisionClock, Event, Handed, Scheduler, Snapshot, Step};
+use coflowkit_sched::{clock, DecisionClock, Event, Handed, Scheduler, Snapshot, Step};
 
 use super::snapshot::{self, Last};
 use super::State;
@@ -85,6 +85,9 @@ impl State {
             coflows: &active,
         };
         self.brain.clock.decide(sched, &snap, &mut rates);
+        let order = (clock::priority_order(sched).iter())
+            .filter_map(|&ci| active.get(ci as usize).map(|c| c.id))
+            .collect();
         let ports = fabric.ports();
         let (mut up, mut down) = (vec![0.0; ports], vec![0.0; ports]);
         for (ci, (ks, rs)) in keys.iter().zip(&mut rates.per_coflow).enumerate() {
@@ -107,6 +110,7 @@ impl State {
             keys,
             fabric,
             rates,
+            order,
         };
         self.brain.rounds += 1;
         let updates = self.rate_tables();

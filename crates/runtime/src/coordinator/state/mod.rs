@@ -177,6 +177,12 @@ impl State {
         self.rec.dags.pos(coflow)
     }
 
+    /// The active coflows' ids in the scheduler's priority order at the last full round,
+    /// highest first; empty when the policy keeps no order (fair sharing, pfp, wss, ...).
+    pub fn priority_order(&self) -> &[u64] {
+        &self.last.order
+    }
+
     /// Full scheduling rounds so far.
     pub fn rounds(&self) -> u64 {
         self.brain.rounds

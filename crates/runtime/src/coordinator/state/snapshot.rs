@@ -1,6 +1,7 @@
 //! What the scheduler sees, built from the records: the READY coflows with unfinished flows
 //! of connected daemons, in arrival order, on the fabric of the registered daemons; and the last
-//! decision's snapshot kept for hand-ons of freed bandwidth between rounds.
+//! decision's snapshot kept for hand-ons of freed bandwidth between rounds (and its priority
+//! order, for the dashboard).
 
 use coflowkit_model::Fabric;
 use coflowkit_sched::{CoflowState, DecisionClock, FlowState, Rates};
@@ -14,6 +15,8 @@ pub(super) struct Last {
     pub(super) keys: Vec<Vec<FlowKey>>,
     pub(super) fabric: Fabric,
     pub(super) rates: Rates,
+    /// Coflow ids in the policy's priority order, highest first (empty: it keeps none).
+    pub(super) order: Vec<u64>,
 }
 
 impl Default for Last {
@@ -23,6 +26,7 @@ impl Default for Last {
             keys: Vec::new(),
             fabric: Fabric::uniform(0, 0.0),
             rates: Rates::default(),
+            order: Vec::new(),
         }
     }
 }

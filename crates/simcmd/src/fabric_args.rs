@@ -1,6 +1,6 @@
 //! The trace and the fabric it runs on, as every command takes them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
@@ -40,7 +40,13 @@ impl WorkloadArgs {
 
     pub fn load(&self) -> Result<(PathBuf, Trace, Fabric)> {
         let path = self.trace_path();
-        let mut trace = read_path(&path)?;
+        let (trace, fabric) = self.prepare(&path, read_path(&path)?)?;
+        Ok((path, trace, fabric))
+    }
+
+    /// A trace read from `path` (or made elsewhere, `path` naming it) as the flags ask for it:
+    /// the first `--coflows` by arrival, and its fabric.
+    pub fn prepare(&self, path: &Path, mut trace: Trace) -> Result<(Trace, Fabric)> {
         if let Some(n) = self.coflows {
             trace
                 .coflows
@@ -59,7 +65,7 @@ impl WorkloadArgs {
                 trace.ports
             );
         }
-        check_pair_tables(&path, trace.ports as u64)?;
+        check_pair_tables(path, trace.ports as u64)?;
         let fabric = match (&used, &self.port_rates) {
             (Some(used), Some(file)) => {
                 if declared > MAX_DECLARED_WITH_RATES {
@@ -82,7 +88,7 @@ impl WorkloadArgs {
             }
             _ => self.fabric(trace.ports as usize)?,
         };
-        Ok((path, trace, fabric))
+        Ok((trace, fabric))
     }
 
     pub fn fabric(&self, ports: usize) -> Result<Fabric> {
@@ -122,7 +128,7 @@ const PAIR_TABLE_BYTES: u64 = 40;
 pub const MAX_PAIR_TABLES_BYTES: u64 = 2 << 30;
 
 /// Refuse `ports` whose per-pair tables would need more than [`MAX_PAIR_TABLES_BYTES`].
-pub fn check_pair_tables(path: &std::path::Path, ports: u64) -> Result<()> {
+pub fn check_pair_tables(path: &Path, ports: u64) -> Result<()> {
     let need = ports
         .checked_mul(ports)
         .and_then(|p| p.checked_mul(PAIR_TABLE_BYTES))

@@ -1,0 +1,125 @@
+//! `coflowkit shuffle sim`: one shuffle, packet by packet, under one protocol (the flags, the
+//! run and its JSON; the binary prints the report).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use coflowkit_pktsim::{try_run_observed, Progress, SimReport};
+use coflowkit_shuffle::matrix::{
+    check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix,
+};
+use serde::Serialize;
+
+use super::matrix_args::MatrixArgs;
+use super::sim_opts::SimOpts;
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// A packet matrix file (as written by `shuffle gen`); otherwise one is generated.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "skew"])]
+    pub matrix: Option<PathBuf>,
+    /// Nodes of the generated matrix.
+    #[arg(long, default_value_t = 160)]
+    pub nodes: usize,
+    /// Message skewness of the generated matrix, in [0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    pub skew: f64,
+    /// grpf, grpt, srpt, hadoop (with --connections) or hadoop-C, madd, lockstep, push-rr,
+    /// push-blocks.
+    #[arg(long, short, default_value = "grpf")]
+    pub protocol: String,
+    /// Seed of the matrix and of every random choice in the run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the full report (with the utilization series) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub gen: MatrixArgs,
+    #[command(flatten)]
+    pub sim: SimOpts,
+}
+
+/// The matrix a run uses: read from `--matrix` or generated from the flags.
+pub fn matrix(
+    path: &Option<PathBuf>,
+    nodes: usize,
+    skew: f64,
+    seed: u64,
+    gen: &MatrixArgs,
+) -> Result<PacketMatrix> {
+    match path {
+        Some(p) => Ok(read_packet_matrix(p)?),
+        None => {
+            check_nodes(nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
+            let spec = GenSpec {
+                nodes,
+                skew,
+                avg_packets: gen.avg_packets,
+                generator: gen.generator(),
+                seed,
+            };
+            Ok(generate_with(&spec, &gen.options()?)?.packets)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    seed: u64,
+    #[serde(flatten)]
+    report: &'a SimReport,
+}
+
+/// `coflowkit shuffle sim`'s run: the matrix from the flags, simulated under `--protocol`.
+pub fn simulate(args: &SimArgs) -> Result<SimReport> {
+    simulate_observed(args, |_| {})
+}
+
+/// [`simulate`], calling `seen` every 4,096 timesteps with how far the run has come.
+pub fn simulate_observed(args: &SimArgs, seen: impl FnMut(Progress)) -> Result<SimReport> {
+    let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
+    let cfg = args.sim.to_config(&args.protocol, args.seed)?;
+    if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
+        eprintln!("{cfg:?}");
+    }
+    Ok(try_run_observed(&m, &cfg, 1 << 12, seen)?)
+}
+
+/// The report as `--json` writes it: the seed, then the report's fields.
+pub fn json_text(args: &SimArgs, r: &SimReport, pretty: bool) -> Result<String> {
+    let out = JsonOut {
+        seed: args.seed,
+        report: r,
+    };
+    Ok(if pretty {
+        serde_json::to_string_pretty(&out)?
+    } else {
+        serde_json::to_string(&out)?
+    })
+}
+
+/// Write `--json` if asked, then fail if the shuffle did not finish or broke an invariant.
+pub fn finish(args: &SimArgs, r: &SimReport) -> Result<()> {
+    if let Some(path) = &args.json {
+        std::fs::write(path, json_text(args, r, true)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if !r.complete {
+        bail!(
+            "{}: the shuffle did not finish ({} of {} data packets delivered); raise --max-steps if it was only slow",
+            r.protocol,
+            r.delivered_packets,
+            r.data_packets
+        );
+    }
+    if r.violations > 0 {
+        bail!(
+            "{}: {} protocol invariant violations",
+            r.protocol,
+            r.violations
+        );
+    }
+    Ok(())
+}
