@@ -39,6 +39,9 @@ pub enum SchedulerKind {
     Hug,
     Drf,
     Psp,
+    /// Non-preemptive FIFO (the thesis' Fig 6.1); `fifo` is the FIFO of its simulations.
+    #[serde(rename = "fifo-strict")]
+    FifoStrict,
 }
 
 impl SchedulerKind {
@@ -61,6 +64,9 @@ impl SchedulerKind {
     pub const TENANT: &'static [SchedulerKind] =
         &[SchedulerKind::Hug, SchedulerKind::Drf, SchedulerKind::Psp];
 
+    /// Baselines and variants selectable by name but not part of `all` (issue 18).
+    pub const EXTRA: &'static [SchedulerKind] = &[SchedulerKind::FifoStrict];
+
     pub fn name(self) -> &'static str {
         match self {
             SchedulerKind::Fair => "fair",
@@ -78,6 +84,7 @@ impl SchedulerKind {
             SchedulerKind::Hug => "hug",
             SchedulerKind::Drf => "drf",
             SchedulerKind::Psp => "psp",
+            SchedulerKind::FifoStrict => "fifo-strict",
         }
     }
 }
@@ -89,7 +96,7 @@ impl fmt::Display for SchedulerKind {
 }
 
 #[derive(Debug, Error)]
-#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().chain(SchedulerKind::TENANT).map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().chain(SchedulerKind::TENANT).chain(SchedulerKind::EXTRA).map(|k| k.name()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownScheduler(pub String);
 
 impl std::str::FromStr for SchedulerKind {
@@ -99,6 +106,7 @@ impl std::str::FromStr for SchedulerKind {
         SchedulerKind::ALL
             .iter()
             .chain(SchedulerKind::TENANT)
+            .chain(SchedulerKind::EXTRA)
             .copied()
             .find(|k| k.name() == s.trim().to_ascii_lowercase())
             .ok_or_else(|| UnknownScheduler(s.to_string()))
@@ -164,5 +172,6 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         }))),
         SchedulerKind::Drf => Box::new(TenantShare::new(TenantPolicy::Drf)),
         SchedulerKind::Psp => Box::new(TenantShare::new(TenantPolicy::Psp)),
+        SchedulerKind::FifoStrict => ordered(Order::FifoStrict),
     }
 }
