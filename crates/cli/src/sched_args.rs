@@ -37,7 +37,9 @@ pub enum TenantsArg {
 pub struct SchedArgs {
     /// Schedulers to run, comma-separated, or `all`. Names: fair, pfp, fifo, scf, ncf, tcf,
     /// sebf, wss, varys, aalo, saath, sincronia; and, not in `all`, the multi-tenant hug, drf,
-    /// psp (every coflow a tenant, its vector from MADD; docs/hug.md)
+    /// psp (every coflow a tenant, its vector from MADD; docs/hug.md), and fifo-strict
+    /// (non-preemptive FIFO; `fifo` lets later coflows pass a blocked one, as the thesis'
+    /// simulations did)
     #[arg(long, short = 's', default_value = "all", value_name = "LIST")]
     pub scheduler: String,
     /// fair: at most N concurrent flows per reducer and coflow (Hadoop fetches with 5)
