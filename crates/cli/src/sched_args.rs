@@ -112,6 +112,10 @@ pub struct SchedArgs {
     /// saath: no work conservation (ablation)
     #[arg(long)]
     pub saath_no_work_conservation: bool,
+    /// fifo-lm: a coflow is heavy once it has sent more than this percentile of the trace's
+    /// coflow sizes (Baraat's threshold; the thesis found the 80th best)
+    #[arg(long, default_value_t = 80.0, value_name = "P")]
+    pub fifo_lm_heavy_percentile: f64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -136,6 +140,21 @@ impl SchedArgs {
             bail!("--scheduler: no scheduler named");
         }
         Ok(kinds)
+    }
+
+    /// [`SchedArgs::options`] with what depends on the trace: fifo-lm's heavy threshold.
+    pub fn options_for(&self, trace: &coflowkit_model::Trace) -> Result<SchedOptions> {
+        let mut o = self.options()?;
+        let p = self.fifo_lm_heavy_percentile;
+        if !(0.0..=100.0).contains(&p) {
+            bail!("--fifo-lm-heavy-percentile must be within 0..=100, got {p}");
+        }
+        let mut sizes: Vec<f64> = trace.coflows.iter().map(|c| c.bytes()).collect();
+        sizes.sort_by(f64::total_cmp);
+        if !sizes.is_empty() {
+            o.fifo_lm_heavy_bytes = Some(coflowkit_model::stats::percentile(&sizes, p));
+        }
+        Ok(o)
     }
 
     pub fn options(&self) -> Result<SchedOptions> {

@@ -9,6 +9,7 @@ use thiserror::Error;
 use crate::alloc::Backfill;
 use crate::policy::aalo::{Aalo, AaloConfig};
 use crate::policy::fair::Fair;
+use crate::policy::fifo_lm::FifoLm;
 use crate::policy::ordered::{Order, Ordered};
 use crate::policy::pfp::Pfp;
 use crate::policy::saath::{Saath, SaathConfig};
@@ -42,6 +43,9 @@ pub enum SchedulerKind {
     /// Non-preemptive FIFO (the thesis' Fig 6.1); `fifo` is the FIFO of its simulations.
     #[serde(rename = "fifo-strict")]
     FifoStrict,
+    /// Baraat's FIFO with limited multiplexing (a baseline of the Aalo chapter).
+    #[serde(rename = "fifo-lm")]
+    FifoLm,
 }
 
 impl SchedulerKind {
@@ -65,7 +69,7 @@ impl SchedulerKind {
         &[SchedulerKind::Hug, SchedulerKind::Drf, SchedulerKind::Psp];
 
     /// Baselines and variants selectable by name but not part of `all` (issue 18).
-    pub const EXTRA: &'static [SchedulerKind] = &[SchedulerKind::FifoStrict];
+    pub const EXTRA: &'static [SchedulerKind] = &[SchedulerKind::FifoStrict, SchedulerKind::FifoLm];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -85,6 +89,7 @@ impl SchedulerKind {
             SchedulerKind::Drf => "drf",
             SchedulerKind::Psp => "psp",
             SchedulerKind::FifoStrict => "fifo-strict",
+            SchedulerKind::FifoLm => "fifo-lm",
         }
     }
 }
@@ -132,7 +137,14 @@ pub struct SchedOptions {
     /// `hug`: the cooperative (work-conserving) variant instead of the strategy-proof one.
     #[serde(default)]
     pub hug_cooperative: bool,
+    /// `fifo-lm`: a coflow that has sent more than this is heavy [default:
+    /// [`FIFO_LM_HEAVY_BYTES`]; the CLI sets the trace's 80th percentile of coflow sizes].
+    #[serde(default)]
+    pub fifo_lm_heavy_bytes: Option<f64>,
 }
+
+/// `fifo-lm`'s heavy threshold when none is given: 100 MB.
+pub const FIFO_LM_HEAVY_BYTES: f64 = 100.0 * 1048576.0;
 
 impl SchedOptions {
     /// The same options with every policy reacting to a single flow's end by `how`.
@@ -173,5 +185,8 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::Drf => Box::new(TenantShare::new(TenantPolicy::Drf)),
         SchedulerKind::Psp => Box::new(TenantShare::new(TenantPolicy::Psp)),
         SchedulerKind::FifoStrict => ordered(Order::FifoStrict),
+        SchedulerKind::FifoLm => Box::new(FifoLm::new(
+            opts.fifo_lm_heavy_bytes.unwrap_or(FIFO_LM_HEAVY_BYTES),
+        )),
     }
 }

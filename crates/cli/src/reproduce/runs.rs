@@ -148,7 +148,7 @@ fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> 
     };
     let mut out = match args.model {
         Model::Exact => {
-            let mut sched = build(kind, &args.sched.options()?);
+            let mut sched = build(kind, &args.sched.options_for(trace)?);
             simulate_with(trace, fabric, sched.as_mut(), &args.engine.options()?)?
         }
         Model::Coflowsim => coflowsim::simulate(trace, fabric, reference_algo(kind)?)?,
