@@ -168,7 +168,7 @@ runs); that slice is too light to be comparable to the thesis' 100-machine repla
 /// The 33 rows, from the runs of [`specs`].
 pub fn rows(results: &Results) -> Vec<Row> {
     let g = Get(results);
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(33);
     rows.push(not_run(
         1,
         "Cornet vs HDFS/BitTornado (EC2, up to 100 receivers): broadcast time",
@@ -310,7 +310,7 @@ pub fn rows(results: &Results) -> Vec<Row> {
     let row12 = |f: &str, v: &str| {
         [("SN", 31.63), ("LN", 6.06), ("SW", 21.72), ("LW", 1.95)]
             .iter()
-            .map(|&(b, t)| Check::ratio(format!("{b}"), t, g.bin(f, b) / g.bin(v, b)))
+            .map(|&(b, t)| Check::ratio(b, t, g.bin(f, b) / g.bin(v, b)))
             .collect::<Vec<_>>()
     };
     rows.push(Row {
