@@ -338,10 +338,11 @@ pub fn rows(results: &Results) -> Vec<Row> {
         thesis: "Varys 75% (all admitted met), prio 59%, fair 52%, VC 73%",
         exact: Some(dl),
         reference: None,
-        note: "Deadlines Γ_empty x (1 + U(0, 1)), at least 200 ms, seed 1. pfp is our per-flow \
-               SRTF with no EDF (the thesis' prioritization uses EDF for deadlines), so it is \
-               not the thesis' 'prio' here. Virtual Cluster (Oktopus) is not built. The \
-               reference cannot run it: its main hard-wires considerDeadline = false."
+        note: "Deadlines Γ_empty x (1 + U(0, 1)), at least 200 ms, seed 1. pfp orders flows by \
+               deadline first (EDF), then by bytes left, as the thesis' prioritization does; a \
+               coflow Varys rejects still runs on leftovers and counts as missed. Virtual Cluster \
+               (Oktopus) is not built. The reference cannot run this row: its main hard-wires \
+               considerDeadline = false."
             .into(),
         runs: vec!["deadline-varys", "deadline-pfp", "deadline-fair"],
         other: vec![],
