@@ -11,6 +11,7 @@ mod milliquery;
 mod millisort;
 mod ranks;
 mod replay;
+mod reproduce;
 mod shuffle;
 mod sim;
 mod sortdata;
@@ -80,6 +81,10 @@ enum Command {
     /// Multi-tenant network sharing (HUG, DRF, PS-P) for given correlation vectors.
     #[command(subcommand)]
     Hug(hug::HugCmd),
+    /// Regenerate a paper's results document: every row's value beside ours, the command and
+    /// a verdict by a stated tolerance.
+    #[command(subcommand)]
+    Reproduce(reproduce::ReproduceCmd),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -112,6 +117,7 @@ fn main() -> ExitCode {
         Command::Milliquery(c) => milliquery::run(c),
         Command::Broadcast(a) => broadcast::run(a),
         Command::Hug(c) => hug::run(c),
+        Command::Reproduce(c) => reproduce::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -194,10 +194,18 @@ fn fig_6_1(c3_first: bool) -> (coflowkit_model::Trace, coflowkit_model::Fabric) 
 fn o7_fair_fifo_and_varys_on_fig_6_1() {
     let fair = run(&fig_6_1(false), K::Fair, &opts());
     assert_close(&ccts(&fair), &[6.0, 6.0, 4.0]);
+    // The figure's FIFO is non-preemptive: C1, blocked behind C3 on P1, keeps P2 and C2 waits.
+    let fifo = run(&fig_6_1(false), K::FifoStrict, &opts());
+    assert_close(&ccts(&fifo), &[4.0, 6.0, 5.0]);
+    let fifo = run(&fig_6_1(true), K::FifoStrict, &opts());
+    assert_close(&ccts(&fifo), &[3.0, 6.0, 5.0]);
+    // The simulations' FIFO (`fifo`, the reference's): C1 first is not blocked (C3 gets MADD on
+    // the quarter of P1 C1 leaves), so the same; C3 first blocks C1 on P1, C1 only backfills P2,
+    // and at t = 1 C2 takes P2 by MADD ahead of the blocked C1: C2 ends at 3 (CCT 2), C1 at 6.
     let fifo = run(&fig_6_1(false), K::Fifo, &opts());
     assert_close(&ccts(&fifo), &[4.0, 6.0, 5.0]);
     let fifo = run(&fig_6_1(true), K::Fifo, &opts());
-    assert_close(&ccts(&fifo), &[3.0, 6.0, 5.0]);
+    assert_close(&ccts(&fifo), &[3.0, 6.0, 2.0]);
     let varys = run(&fig_6_1(false), K::Varys, &opts());
     assert_close(&ccts(&varys), &[6.0, 3.0, 2.0]);
     assert_near(avg_cct(&varys), 11.0 / 3.0);

@@ -9,6 +9,7 @@ use thiserror::Error;
 use crate::alloc::Backfill;
 use crate::policy::aalo::{Aalo, AaloConfig};
 use crate::policy::fair::Fair;
+use crate::policy::fifo_lm::FifoLm;
 use crate::policy::ordered::{Order, Ordered};
 use crate::policy::pfp::Pfp;
 use crate::policy::saath::{Saath, SaathConfig};
@@ -39,6 +40,12 @@ pub enum SchedulerKind {
     Hug,
     Drf,
     Psp,
+    /// Non-preemptive FIFO (the thesis' Fig 6.1); `fifo` is the FIFO of its simulations.
+    #[serde(rename = "fifo-strict")]
+    FifoStrict,
+    /// Baraat's FIFO with limited multiplexing (a baseline of the Aalo chapter).
+    #[serde(rename = "fifo-lm")]
+    FifoLm,
 }
 
 impl SchedulerKind {
@@ -61,6 +68,9 @@ impl SchedulerKind {
     pub const TENANT: &'static [SchedulerKind] =
         &[SchedulerKind::Hug, SchedulerKind::Drf, SchedulerKind::Psp];
 
+    /// Baselines and variants selectable by name but not part of `all` (issue 18).
+    pub const EXTRA: &'static [SchedulerKind] = &[SchedulerKind::FifoStrict, SchedulerKind::FifoLm];
+
     pub fn name(self) -> &'static str {
         match self {
             SchedulerKind::Fair => "fair",
@@ -78,6 +88,8 @@ impl SchedulerKind {
             SchedulerKind::Hug => "hug",
             SchedulerKind::Drf => "drf",
             SchedulerKind::Psp => "psp",
+            SchedulerKind::FifoStrict => "fifo-strict",
+            SchedulerKind::FifoLm => "fifo-lm",
         }
     }
 }
@@ -89,7 +101,7 @@ impl fmt::Display for SchedulerKind {
 }
 
 #[derive(Debug, Error)]
-#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().chain(SchedulerKind::TENANT).map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+#[error("unknown scheduler `{0}`; choose from: {names}", names = SchedulerKind::ALL.iter().chain(SchedulerKind::TENANT).chain(SchedulerKind::EXTRA).map(|k| k.name()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownScheduler(pub String);
 
 impl std::str::FromStr for SchedulerKind {
@@ -99,6 +111,7 @@ impl std::str::FromStr for SchedulerKind {
         SchedulerKind::ALL
             .iter()
             .chain(SchedulerKind::TENANT)
+            .chain(SchedulerKind::EXTRA)
             .copied()
             .find(|k| k.name() == s.trim().to_ascii_lowercase())
             .ok_or_else(|| UnknownScheduler(s.to_string()))
@@ -124,7 +137,14 @@ pub struct SchedOptions {
     /// `hug`: the cooperative (work-conserving) variant instead of the strategy-proof one.
     #[serde(default)]
     pub hug_cooperative: bool,
+    /// `fifo-lm`: a coflow that has sent more than this is heavy [default:
+    /// [`FIFO_LM_HEAVY_BYTES`]; the CLI sets the trace's 80th percentile of coflow sizes].
+    #[serde(default)]
+    pub fifo_lm_heavy_bytes: Option<f64>,
 }
+
+/// `fifo-lm`'s heavy threshold when none is given: 100 MB.
+pub const FIFO_LM_HEAVY_BYTES: f64 = 100.0 * 1048576.0;
 
 impl SchedOptions {
     /// The same options with every policy reacting to a single flow's end by `how`.
@@ -164,5 +184,9 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         }))),
         SchedulerKind::Drf => Box::new(TenantShare::new(TenantPolicy::Drf)),
         SchedulerKind::Psp => Box::new(TenantShare::new(TenantPolicy::Psp)),
+        SchedulerKind::FifoStrict => ordered(Order::FifoStrict),
+        SchedulerKind::FifoLm => Box::new(FifoLm::new(
+            opts.fifo_lm_heavy_bytes.unwrap_or(FIFO_LM_HEAVY_BYTES),
+        )),
     }
 }

@@ -37,7 +37,9 @@ pub enum TenantsArg {
 pub struct SchedArgs {
     /// Schedulers to run, comma-separated, or `all`. Names: fair, pfp, fifo, scf, ncf, tcf,
     /// sebf, wss, varys, aalo, saath, sincronia; and, not in `all`, the multi-tenant hug, drf,
-    /// psp (every coflow a tenant, its vector from MADD; docs/hug.md)
+    /// psp (every coflow a tenant, its vector from MADD; docs/hug.md), and fifo-strict
+    /// (non-preemptive FIFO; `fifo` lets later coflows pass a blocked one, as the thesis'
+    /// simulations did)
     #[arg(long, short = 's', default_value = "all", value_name = "LIST")]
     pub scheduler: String,
     /// fair: at most N concurrent flows per reducer and coflow (Hadoop fetches with 5)
@@ -110,6 +112,10 @@ pub struct SchedArgs {
     /// saath: no work conservation (ablation)
     #[arg(long)]
     pub saath_no_work_conservation: bool,
+    /// fifo-lm: a coflow is heavy once it has sent more than this percentile of the trace's
+    /// coflow sizes (Baraat's threshold; the thesis found the 80th best)
+    #[arg(long, default_value_t = 80.0, value_name = "P")]
+    pub fifo_lm_heavy_percentile: f64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -134,6 +140,21 @@ impl SchedArgs {
             bail!("--scheduler: no scheduler named");
         }
         Ok(kinds)
+    }
+
+    /// [`SchedArgs::options`] with what depends on the trace: fifo-lm's heavy threshold.
+    pub fn options_for(&self, trace: &coflowkit_model::Trace) -> Result<SchedOptions> {
+        let mut o = self.options()?;
+        let p = self.fifo_lm_heavy_percentile;
+        if !(0.0..=100.0).contains(&p) {
+            bail!("--fifo-lm-heavy-percentile must be within 0..=100, got {p}");
+        }
+        let mut sizes: Vec<f64> = trace.coflows.iter().map(|c| c.bytes()).collect();
+        sizes.sort_by(f64::total_cmp);
+        if !sizes.is_empty() {
+            o.fifo_lm_heavy_bytes = Some(coflowkit_model::stats::percentile(&sizes, p));
+        }
+        Ok(o)
     }
 
     pub fn options(&self) -> Result<SchedOptions> {

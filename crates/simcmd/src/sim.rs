@@ -101,7 +101,7 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
     if !kinds.contains(&baseline) {
         kinds.push(baseline);
     }
-    let opts = args.sched.options()?;
+    let opts = args.sched.options_for(&trace)?;
     if args.model == Model::Coflowsim {
         if args.deadlines.is_some() {
             bail!("--deadlines: CoflowSim's main runs without deadlines (considerDeadline is hard-wired off); use --model exact");

@@ -3,6 +3,7 @@
 pub mod aalo;
 pub mod dclas;
 pub mod fair;
+pub mod fifo_lm;
 pub mod ordered;
 pub mod pfp;
 pub mod saath;

@@ -1,0 +1,165 @@
+//! The simulations a reproduction needs, each one `coflowkit sim` command line, parsed by the
+//! same argument parser `sim` uses, so the command printed beside a number is the one that made
+//! it.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+use coflowkit_flowsim::{coflowsim, simulate_with, SimOutput};
+use coflowkit_model::deadlines;
+use coflowkit_model::{Fabric, Trace};
+use coflowkit_sched::build;
+
+use coflowkit_simcmd::report::Run;
+use coflowkit_simcmd::sim::{reference_algo, Model, SimArgs};
+
+/// One simulation: a name the rows refer to, the scheduler, and the other `sim` flags.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub key: String,
+    pub scheduler: String,
+    pub flags: Vec<String>,
+}
+
+impl Spec {
+    pub fn new(key: &str, scheduler: &str, flags: &[&str]) -> Spec {
+        Spec {
+            key: key.to_string(),
+            scheduler: scheduler.to_string(),
+            flags: flags.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// `sim`'s flags parsed on their own (no binary name), exactly as `coflowkit sim` parses them.
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct SimLine {
+    #[command(flatten)]
+    sim: SimArgs,
+}
+
+/// The `coflowkit sim` command that reproduces `specs` (one per distinct set of flags, the
+/// schedulers joined); `workload` are the flags every run shares (trace, slice).
+pub fn commands(specs: &[&Spec], workload: &[String]) -> Vec<String> {
+    let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for s in specs {
+        match groups.iter_mut().find(|(f, _)| *f == s.flags) {
+            Some((_, names)) => {
+                if !names.contains(&s.scheduler) {
+                    names.push(s.scheduler.clone())
+                }
+            }
+            None => groups.push((s.flags.clone(), vec![s.scheduler.clone()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(flags, names)| {
+            let mut words = vec!["coflowkit".to_string(), "sim".to_string()];
+            words.extend(workload.iter().cloned());
+            words.extend(flags);
+            words.push("-s".into());
+            words.push(names.join(","));
+            words.join(" ")
+        })
+        .collect()
+}
+
+/// Runs by key.
+pub type Results = BTreeMap<String, Run>;
+
+/// Run every spec on `trace` (loaded once by the caller from `workload`), `jobs` at a time.
+pub fn run_all(
+    specs: &[Spec],
+    workload: &[String],
+    trace: &Trace,
+    fabric: &Fabric,
+    jobs: usize,
+    progress: bool,
+) -> Result<Results> {
+    let next = Mutex::new(0usize);
+    let done: Mutex<Vec<Option<Result<SimOutput>>>> =
+        Mutex::new((0..specs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, specs.len().max(1)) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().unwrap();
+                    *n += 1;
+                    *n - 1
+                };
+                let Some(spec) = specs.get(i) else { break };
+                let r = run_one(spec, workload, trace, fabric)
+                    .with_context(|| format!("run `{}`", spec.key));
+                if progress {
+                    if let Ok(out) = &r {
+                        eprintln!("  {} done in {:.1} s", spec.key, out.wall_s);
+                    }
+                }
+                done.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    let mut results = Results::new();
+    for (spec, r) in specs.iter().zip(done.into_inner().unwrap()) {
+        let out = r.ok_or_else(|| anyhow!("run `{}` did not run", spec.key))??;
+        results.insert(spec.key.clone(), Run::new(out));
+    }
+    Ok(results)
+}
+
+/// One run, from its command line; the trace is the one `workload` names, already loaded.
+fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> Result<SimOutput> {
+    let mut argv: Vec<String> = workload.to_vec();
+    argv.extend(spec.flags.iter().cloned());
+    argv.extend([
+        "-s".into(),
+        spec.scheduler.clone(),
+        "--baseline".into(),
+        spec.scheduler.clone(),
+    ]);
+    let line =
+        SimLine::try_parse_from(&argv).map_err(|e| anyhow!("flags `{}`: {e}", argv.join(" ")))?;
+    let args = line.sim;
+    let kinds = args.sched.kinds()?;
+    let [kind] = kinds[..] else {
+        bail!("a run names one scheduler, got `{}`", spec.scheduler)
+    };
+    // A run's own `--coflows` (a slice of the shared trace) or deadlines need a copy.
+    let own;
+    let slice = args.workload.coflows.filter(|&n| n < trace.coflows.len());
+    let trace = if slice.is_some() || args.deadlines.is_some() {
+        let mut t = trace.clone();
+        if let Some(n) = slice {
+            t.coflows
+                .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+            t.coflows.truncate(n);
+        }
+        if let Some(x) = args.deadlines {
+            deadlines::synthesize(&mut t, fabric, x, args.seed);
+        }
+        own = t;
+        &own
+    } else {
+        trace
+    };
+    let mut out = match args.model {
+        Model::Exact => {
+            let mut sched = build(kind, &args.sched.options_for(trace)?);
+            simulate_with(trace, fabric, sched.as_mut(), &args.engine.options()?)?
+        }
+        Model::Coflowsim => coflowsim::simulate(trace, fabric, reference_algo(kind)?)?,
+    };
+    out.scheduler = spec.key.clone();
+    Ok(out)
+}
+
+/// The trace and fabric the shared `workload` flags name (loaded once for every run).
+pub fn load(workload: &[String]) -> Result<(std::path::PathBuf, Trace, Fabric)> {
+    let line = SimLine::try_parse_from(workload)
+        .map_err(|e| anyhow!("flags `{}`: {e}", workload.join(" ")))?;
+    line.sim.workload.load()
+}
