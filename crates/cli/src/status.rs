@@ -1,5 +1,7 @@
 //! `coflowkit status`: what a coordinator knows (daemons, coflows, flows and their rates).
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
@@ -26,6 +28,17 @@ pub struct StatusArgs {
 }
 
 pub fn run(args: StatusArgs) -> Result<()> {
+    let text = render(args)?;
+    // `status | head` closes the pipe early: that is not an error worth a panic or a message.
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// What `status` prints.
+fn render(args: StatusArgs) -> Result<String> {
+    let mut out = String::new();
     let token = Token::from_file(&args.token_file)?;
     let tls = args.tls.load()?;
     // A plaintext call to a TLS coordinator only sees its stream cancelled: say what may be wrong.
@@ -63,10 +76,10 @@ pub fn run(args: StatusArgs) -> Result<()> {
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
-    println!(
+    writeln!(
+        out,
         "coordinator {} (protocol v{}), scheduler {}, up {:.1} s, {} rounds, last round {:.3} ms",
         args.coordinator,
         s.protocol_version,
@@ -74,10 +87,11 @@ pub fn run(args: StatusArgs) -> Result<()> {
         s.uptime_s,
         s.rounds,
         s.last_decision_s * 1e3
-    );
-    println!("daemons:");
+    )?;
+    writeln!(out, "daemons:")?;
     for d in &s.daemons {
-        println!(
+        writeln!(
+            out,
             "  {:>3}  {:<24} {:>10.1} Mbit/s  {:<12} {} objects",
             d.port,
             d.addr,
@@ -88,11 +102,12 @@ pub fn run(args: StatusArgs) -> Result<()> {
                 "disconnected"
             },
             d.objects
-        );
+        )?;
     }
-    println!("coflows:");
+    writeln!(out, "coflows:")?;
     for c in &s.coflows {
-        println!(
+        writeln!(
+            out,
             "  {} {:<12} dag {}.{} {:<9} age {:>8.2} s, {} bytes sent, {} flows",
             c.id,
             c.name,
@@ -102,9 +117,10 @@ pub fn run(args: StatusArgs) -> Result<()> {
             c.age_s,
             c.sent_bytes,
             c.flows.len()
-        );
+        )?;
         for f in &c.flows {
-            println!(
+            writeln!(
+                out,
                 "      {} -> {}  `{}`  {}/{} bytes  {:.1} Mbit/s",
                 f.src,
                 if f.dst.is_empty() { "outside" } else { &f.dst },
@@ -112,8 +128,8 @@ pub fn run(args: StatusArgs) -> Result<()> {
                 f.sent_bytes,
                 f.size_bytes,
                 f.bytes_per_s * 8.0 / 1e6
-            );
+            )?;
         }
     }
-    Ok(())
+    Ok(out)
 }

@@ -216,4 +216,45 @@ fn huge_matrices_and_generated_sizes_are_refused_up_front() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line longer than"), "{err}");
+    // Found by an adversarial pass: the generator had no node limit (an abort on allocation)
+    // and wrote messages the protocol cannot count (a panic); absurd rates stalled the
+    // simulator with an error that blamed the scheduler.
+    for (args, says) in [
+        (vec!["shuffle", "gen", "--nodes", "100000"], "16384 nodes"),
+        (
+            vec![
+                "shuffle",
+                "sim",
+                "--nodes",
+                "4",
+                "--avg-packets",
+                "1000000000000",
+            ],
+            "more than the 1073741824 a message may have",
+        ),
+        (
+            vec![
+                "shuffle",
+                "gen",
+                "--nodes",
+                "4",
+                "--avg-packets",
+                "1000000000000",
+            ],
+            "avg-packets",
+        ),
+        (
+            vec!["sim", "--port-rate", "1e-300"],
+            "between 1 bit/s and 1 Pbit/s",
+        ),
+    ] {
+        let out = coflowkit(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        // 1 for a refused value, 2 for a flag clap refuses; never 101 (a panic) or 134.
+        assert!(matches!(out.status.code(), Some(1 | 2)), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
 }

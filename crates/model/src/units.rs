@@ -13,6 +13,10 @@ pub struct RateError {
     pub why: &'static str,
 }
 
+/// The slowest and fastest link rates accepted, bits per second.
+pub const MIN_RATE_BPS: f64 = 1.0;
+pub const MAX_RATE_BPS: f64 = 1e15;
+
 /// Parse a link rate given in bits per second: a plain number (`1e9`, `1000000000`) or a number
 /// with a unit suffix `kbit`, `mbit`, `gbit`, `tbit` (decimal, as `tc` reads them; `bps`/`bit`
 /// are plain). Returns bits per second.
@@ -38,6 +42,11 @@ pub fn parse_rate_bps(text: &str) -> Result<f64, RateError> {
     let bps = value * mult;
     if !bps.is_finite() || bps <= 0.0 {
         return Err(err("must be positive and finite"));
+    }
+    // No link is slower or faster; beyond these, times in the simulators stop being exact
+    // (1e-300 bit/s used to make every flow stall, 1e308 to overflow).
+    if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&bps) {
+        return Err(err("must be between 1 bit/s and 1 Pbit/s (1e15)"));
     }
     Ok(bps)
 }
@@ -84,6 +93,15 @@ mod tests {
         assert_eq!(parse_rate_bps("10gbit").unwrap(), 1e10);
         assert_eq!(parse_rate_bps("500mbit").unwrap(), 5e8);
         assert_eq!(parse_rate_bps("160Mbit").unwrap(), 1.6e8);
+        for absurd in ["1e-300", "0.5bit", "1e308", "2000tbit"] {
+            let e = parse_rate_bps(absurd).unwrap_err();
+            assert!(
+                e.to_string().contains("between 1 bit/s and 1 Pbit/s"),
+                "{e}"
+            );
+        }
+        assert_eq!(parse_rate_bps("1bit").unwrap(), 1.0);
+        assert_eq!(parse_rate_bps("1000tbit").unwrap(), 1e15);
     }
 
     #[test]

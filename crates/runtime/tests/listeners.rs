@@ -144,19 +144,12 @@ async fn a_daemon_over_its_limits_still_serves_once_they_leave() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registrations_past_the_daemon_limit_are_refused_and_known_daemons_come_back() {
-    use coflowkit_runtime::proto::RegisterDaemonRequest;
     let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Fair);
     cfg.max_daemons = 2;
     let c = coordinator::spawn(cfg, loopback()).unwrap();
     let mut rpc = coflowkit_runtime::rpc::connect(&c.addr().to_string(), &token())
         .await
         .unwrap();
-    let req = |addr: &str| RegisterDaemonRequest {
-        protocol_version: coflowkit_runtime::PROTOCOL_VERSION,
-        addr: addr.into(),
-        nic_bytes_per_s: 1e6,
-        ..Default::default()
-    };
     rpc.register_daemon(req("a:1")).await.unwrap();
     rpc.register_daemon(req("b:1")).await.unwrap();
     let e = rpc.register_daemon(req("c:1")).await.unwrap_err();
@@ -166,11 +159,20 @@ async fn registrations_past_the_daemon_limit_are_refused_and_known_daemons_come_
     rpc.register_daemon(req("a:1")).await.unwrap();
 }
 
+/// A daemon's registration at `addr` with a 1 MB/s NIC and nothing stored.
+fn req(addr: &str) -> coflowkit_runtime::proto::RegisterDaemonRequest {
+    coflowkit_runtime::proto::RegisterDaemonRequest {
+        protocol_version: coflowkit_runtime::PROTOCOL_VERSION,
+        addr: addr.into(),
+        nic_bytes_per_s: 1e6,
+        ..Default::default()
+    }
+}
+
 /// Daemons that never follow their rate stream are forgotten after the timeout, which frees
 /// their places under the limit (and their ports) for new ones.
 #[tokio::test]
 async fn daemons_that_stay_disconnected_are_forgotten_and_free_their_places() {
-    use coflowkit_runtime::proto::RegisterDaemonRequest;
     let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Fair);
     cfg.max_daemons = 2;
     cfg.forget_daemons_after = Some(Duration::from_millis(200));
@@ -178,12 +180,6 @@ async fn daemons_that_stay_disconnected_are_forgotten_and_free_their_places() {
     let mut rpc = coflowkit_runtime::rpc::connect(&c.addr().to_string(), &token())
         .await
         .unwrap();
-    let req = |addr: &str| RegisterDaemonRequest {
-        protocol_version: coflowkit_runtime::PROTOCOL_VERSION,
-        addr: addr.into(),
-        nic_bytes_per_s: 1e6,
-        ..Default::default()
-    };
     rpc.register_daemon(req("a:1")).await.unwrap();
     rpc.register_daemon(req("b:1")).await.unwrap();
     let refused = rpc.register_daemon(req("c:1")).await.unwrap_err();

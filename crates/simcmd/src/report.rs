@@ -103,6 +103,11 @@ pub fn table(runs: &[Run], baseline: &str) -> String {
         row.push(format!("{:.3}", s.wall_s));
         rows.push(row);
     }
+    aligned(&rows)
+}
+
+/// Rows of cells as an aligned table under a rule (first column left, the rest right).
+pub fn aligned(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();

@@ -9,7 +9,7 @@ use coflowkit_model::Fabric;
 use coflowkit_sched::tenant::metrics::TenantMetrics;
 use serde_json::json;
 
-use crate::report::Run;
+use crate::report::{aligned, Run};
 
 fn cell(x: f64, digits: usize) -> String {
     if x.is_finite() {
@@ -17,34 +17,6 @@ fn cell(x: f64, digits: usize) -> String {
     } else {
         "-".into()
     }
-}
-
-/// Rows of cells as an aligned table (first column left, the rest right).
-fn aligned(rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = (row.iter().zip(&widths).enumerate())
-            .map(|(c, (s, &w))| {
-                if c == 0 {
-                    format!("{s:<w$}")
-                } else {
-                    format!("{s:>w$}")
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        if i == 0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
-            );
-        }
-    }
-    out
 }
 
 /// Percentiles of per-coflow values (sorted copy).

@@ -190,6 +190,7 @@ pub fn generate_with(spec: &GenSpec, opts: &GenOptions) -> Result<Generated, Mat
     if spec.nodes == 0 {
         return Err(MatrixError::spec("nodes", "must be at least 1"));
     }
+    check_nodes(spec.nodes).map_err(|e| MatrixError::spec("nodes", &e))?;
     if !(0.0..=1.0).contains(&spec.skew) {
         return Err(MatrixError::spec(
             "skew",
@@ -202,6 +203,20 @@ pub fn generate_with(spec: &GenSpec, opts: &GenOptions) -> Result<Generated, Mat
         Generator::Sort => sort_based(spec.nodes, spec.skew, &opts.sort, &mut rng)?,
     };
     let packets = to_packets(&normalized, spec.avg_packets)?;
+    // What the matrix reader refuses, the generator must not write (nor the protocol get).
+    if let Some((k, &most)) = (packets.packets.iter().enumerate()).max_by_key(|&(_, &v)| v) {
+        if most > MAX_CELL_PACKETS {
+            let (i, j) = (k / spec.nodes, k % spec.nodes);
+            return Err(MatrixError::spec(
+                "avg-packets",
+                &format!(
+                    "{} gives message {i} -> {j} {most} packets, more than the {MAX_CELL_PACKETS} \
+                     a message may have",
+                    spec.avg_packets
+                ),
+            ));
+        }
+    }
     Ok(Generated {
         skew_normalized: normalized.skewness(),
         skew_packets: packets.skewness(),
