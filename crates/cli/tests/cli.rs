@@ -172,6 +172,7 @@ fn huge_declared_sizes_endless_files_and_zero_counts_are_refused() {
         vec!["fetch", "sim", "--batch", "0"],
         vec!["fetch", "sim", "--jobs", "0"],
         vec!["shuffle", "bench", "--repeat", "0"],
+        vec!["sortdata", "bench", "--repeat", "0"],
     ] {
         let out = coflowkit(&args);
         assert!(!out.status.success(), "{args:?} was accepted");

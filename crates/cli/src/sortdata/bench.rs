@@ -16,7 +16,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 2_000_000)]
     pub records: usize,
     /// Passes per measurement; the best is reported.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub repeat: usize,
 }
 
