@@ -92,27 +92,36 @@ pub fn linear<'a>(
 pub fn cct_cdf(dir: &Path, runs: &[Run]) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("cct_cdf.svg");
-    let series: Vec<(&str, Vec<f64>)> = runs
-        .iter()
-        .map(|r| {
-            let mut v: Vec<f64> = r.output.coflows.iter().map(|c| c.cct_s).collect();
-            v.sort_by(f64::total_cmp);
-            (r.name(), v)
-        })
-        .collect();
+    let series: Vec<(&str, Vec<f64>)> = runs.iter().map(|r| (r.name(), ccts(r))).collect();
+    cdf_svg(&file, "Coflow completion time CDF", &series)?;
+    Ok(file)
+}
+
+/// A run's CCTs, sorted.
+pub fn ccts(r: &Run) -> Vec<f64> {
+    let mut v: Vec<f64> = r.output.coflows.iter().map(|c| c.cct_s).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// CDFs of sorted CCTs, one line per named series, log x, into `file`.
+pub fn cdf_svg(file: &Path, title: &str, series: &[(&str, Vec<f64>)]) -> Result<()> {
     let positive = series
         .iter()
         .flat_map(|(_, v)| v.iter().copied())
         .filter(|&x| x > 0.0);
     let (lo, hi) = positive.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
     if !lo.is_finite() {
-        return Err(anyhow!("no coflow with a positive CCT to plot"));
+        return Err(anyhow!(
+            "{}: no coflow with a positive CCT to plot",
+            file.display()
+        ));
     }
     let draw = || -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::new(&file, (900, 600)).into_drawing_area();
+        let root = SVGBackend::new(file, (900, 600)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("Coflow completion time CDF", ("sans-serif", 22))
+            .caption(title, ("sans-serif", 22))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(55)
@@ -124,9 +133,12 @@ pub fn cct_cdf(dir: &Path, runs: &[Run]) -> Result<PathBuf> {
             .draw()?;
         for (i, (name, v)) in series.iter().enumerate() {
             let n = v.len() as f64;
+            // At most ~600 points a line keeps the SVG small on large traces.
+            let step = (v.len() / 600).max(1);
             let pts = v
                 .iter()
                 .enumerate()
+                .filter(|(k, _)| k % step == 0 || k + 1 == v.len())
                 .map(|(k, &x)| (x.max(lo), (k + 1) as f64 / n));
             named_line(&mut chart, i, name, pts)?;
         }
@@ -134,6 +146,5 @@ pub fn cct_cdf(dir: &Path, runs: &[Run]) -> Result<PathBuf> {
         root.present()?;
         Ok(())
     };
-    render(&file, draw)?;
-    Ok(file)
+    render(file, draw)
 }

@@ -6,7 +6,7 @@ use anyhow::{anyhow, Context, Result};
 use plotters::prelude::*;
 
 use super::runs::Results;
-use coflowkit_simcmd::plot::{color, legend, named_line, render};
+use coflowkit_simcmd::plot::{ccts, cdf_svg, color, legend, render};
 
 /// A CDF of CCTs of the runs `keys` (legend: `label`) into `dir/file`.
 pub fn cdf(
@@ -22,49 +22,10 @@ pub fn cdf(
         .iter()
         .filter_map(|&(key, label)| {
             let r = results.get(key)?;
-            let mut v: Vec<f64> = r.output.coflows.iter().map(|c| c.cct_s).collect();
-            v.sort_by(f64::total_cmp);
-            Some((label, v))
+            Some((label, ccts(r)))
         })
         .collect();
-    let (lo, hi) = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .filter(|&x| x > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-    if !lo.is_finite() {
-        return Err(anyhow!("{file}: no coflow with a positive CCT"));
-    }
-    let draw = || -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::new(&path, (900, 560)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(55)
-            .build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), 0.0..1.0)?;
-        chart
-            .configure_mesh()
-            .x_desc("CCT (s, log scale)")
-            .y_desc("fraction of coflows")
-            .draw()?;
-        for (i, (name, v)) in series.iter().enumerate() {
-            let n = v.len() as f64;
-            // At most ~600 points a line keeps the SVG small on large traces.
-            let step = (v.len() / 600).max(1);
-            let pts = v
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| k % step == 0 || k + 1 == v.len())
-                .map(|(k, &x)| (x.max(lo), (k + 1) as f64 / n));
-            named_line(&mut chart, i, name, pts)?;
-        }
-        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        root.present()?;
-        Ok(())
-    };
-    render(&path, draw)?;
+    cdf_svg(&path, title, &series)?;
     Ok(path)
 }
 
