@@ -1,14 +1,22 @@
 //! The same matrix in the packet simulator, beside the real run (`shuffle run`'s
 //! `sim_completion_s`): one timestep is one full datagram at the ranks' link rate, headers
-//! included, and the grant protocols get the real run's RTTpackets. Hosts sit in one rack,
-//! with one timestep per hop (a 4-timestep round trip, close to the 3-packet RTT we assume
-//! for a loaded host at 200 Mbit/s). Protocols the simulator lacks (high-entropy) get none.
+//! included. Hosts sit in one rack, with one timestep per hop: a round trip of
+//! `SIM_ROUND_TRIP` timesteps, close to the 3-packet RTT we assume for a loaded host at
+//! 200 Mbit/s. The grant protocols get the real run's RTTpackets, but at least that round trip:
+//! RTTpackets is the window that covers a round trip, and the real round trip (well under one
+//! datagram's time at these rates) is shorter than the simulated one. With the real run's
+//! default of 2, Hadoop-C's windows of 2 covered only half the simulated round trip, and the
+//! simulator predicted it twice as slow as the real run on matrices where every receiver has
+//! a few senders. Protocols the simulator lacks (high-entropy) get none.
 
 use coflowkit_pktsim::{try_run, SimConfig};
 use coflowkit_shuffle::matrix::ByteMatrix;
 
 /// Bytes on the wire per datagram beyond its payload: our header, IP/UDP, Ethernet.
 pub const WIRE_OVERHEAD: usize = 60 + 28 + 14;
+
+/// The simulated round trip in timesteps: four hops of one timestep (host, ToR, host and back).
+pub const SIM_ROUND_TRIP: u32 = 4;
 
 /// Predicted completion in seconds, or `None` where the simulator has no such protocol.
 pub fn predict(
@@ -21,8 +29,8 @@ pub fn predict(
 ) -> Option<f64> {
     let pm = m.to_packets(payload as u64, false);
     let mut cfg = SimConfig::new(1, protocol, seed);
-    cfg.grant.rtt_packets = rtt_packets;
-    cfg.hop_latency = 1;
+    cfg.grant.rtt_packets = rtt_packets.max(SIM_ROUND_TRIP);
+    cfg.hop_latency = SIM_ROUND_TRIP / 4;
     cfg.packet_bytes = payload as u32;
     let step_s = ((payload + WIRE_OVERHEAD) * 8) as f64 / rate_bps;
     cfg.host_gbps = payload as f64 * 8.0 / step_s / 1e9;
@@ -45,5 +53,18 @@ mod tests {
         let step = (1000.0 + WIRE_OVERHEAD as f64) * 8.0 / 1e6;
         assert!(t >= 10.0 * step && t <= 16.0 * step, "{t} vs step {step}");
         assert_eq!(predict(&m, "high-entropy", 1000, 1e6, 2, 1), None);
+    }
+
+    #[test]
+    fn a_windowed_receiver_with_one_sender_keeps_its_link_busy() {
+        // One 200-packet message under Hadoop-5 with the real run's RTTpackets of 2: the window
+        // must cover the simulated round trip, or the prediction doubles.
+        let m = ByteMatrix {
+            n: 2,
+            bytes: vec![0, 200 * 1000, 0, 0],
+        };
+        let step = (1000.0 + WIRE_OVERHEAD as f64) * 8.0 / 1e6;
+        let t = predict(&m, "hadoop-5", 1000, 1e6, 2, 1).unwrap();
+        assert!(t <= 210.0 * step, "{} timesteps", t / step);
     }
 }
