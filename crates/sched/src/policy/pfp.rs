@@ -12,15 +12,25 @@
 //! or finished and their pair has a new head), so only they are re-sorted and merged back into
 //! the last order. The rates are those a full decision would give at that instant (same keys,
 //! same order, same greedy), at O(pairs) per flow end instead of O(flows + pairs log pairs).
+//!
+//! The order is kept per uplink ([`uplinks`]): the greedy then looks only at the pairs whose
+//! uplink still has room, and a re-keyed head moves within its uplink's list only.
+
+#[cfg(test)]
+mod reference;
+#[cfg(test)]
+mod tests;
+mod uplinks;
 
 use crate::alloc::{Budget, Freed};
 use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
+use uplinks::{PassIn, PassOut, Uplinks};
 
 /// Priority key: deadline, remaining bytes (in grains, see [`GRAIN_S`]), then (coflow position
 /// (arrival order), flow position). Times are non-negative, and the bits of a non-negative float
 /// order as the float does: plain integers sort several times faster than float comparisons.
-type Key = (u64, u64, u64);
+pub(super) type Key = (u64, u64, u64);
 
 /// Remaining sizes are compared in grains of what the fastest port sends in this time (1 ns:
 /// an eighth of a byte at 1 Gbit/s). Two flows left with the same bytes in exact arithmetic
@@ -54,13 +64,13 @@ fn bits(x: f64) -> u64 {
 
 /// The flows of one (uplink, downlink) pair in the last decision.
 #[derive(Debug, Clone, Copy)]
-struct Pair {
+pub(super) struct Pair {
     /// Its flows: `members[start..end]`.
     start: u32,
     end: u32,
     live: bool,
     /// Its head's rate in the allocation being computed.
-    next: f64,
+    pub(super) next: f64,
 }
 
 #[derive(Debug, Default)]
@@ -80,22 +90,19 @@ pub struct Pfp {
     /// greedy pass and the binary searches read small, dense arrays.
     ends: Vec<[u32; 2]>,
     keys: Vec<Key>,
-    /// Live pairs in their heads' priority order, by [`Pfp::code`]: the greedy reads their
-    /// ports from the order itself, in sequence, rather than from a table at random.
-    order: Vec<u32>,
+    /// Live pairs in their heads' priority order, per uplink.
+    uplinks: Uplinks,
     /// Scratch: heads to sort in a full decision; pairs re-keyed in a redistribution, and a
     /// bit per pair marking them.
     sorting: Vec<(Key, u32)>,
     moved: Vec<u32>,
     moved_bits: Vec<u64>,
     /// Pairs whose head has a rate, and those of the allocation being computed, with their
-    /// positions in `order` when the greedy served them.
+    /// positions in their uplink's list when the greedy served them.
     served: Vec<u32>,
     next_served: Vec<u32>,
     served_at: Vec<u32>,
     next_served_at: Vec<u32>,
-    /// Scratch: positions in `order` of the pairs leaving their place in a redistribution.
-    gone: Vec<u32>,
     /// The time of the last full decision: the snapshot's bytes are as of then.
     decided_at: f64,
     /// Bytes per step of the remaining-size keys.
@@ -217,92 +224,40 @@ impl Pfp {
         true
     }
 
-    /// Each head in `order` takes all its two ports have left; the served pairs go to
+    /// The greedy over the present keys ([`Uplinks::greedy`]); the served pairs go to
     /// `next_served` with their rate in `next`.
     fn greedy(&mut self, snap: &Snapshot) {
-        let b = &mut self.budget;
-        b.reset(snap.fabric);
-        self.next_served.clear();
-        self.next_served_at.clear();
-        let floor = b.floor;
-        // Once every uplink or every downlink is full nobody else can get anything.
-        let mut open_up = b.up.iter().filter(|&&x| x > floor).count();
-        let mut open_down = b.down.iter().filter(|&&x| x > floor).count();
-        if open_up == 0 || open_down == 0 {
-            return;
-        }
-        // Locals, so that the walk keeps them in registers: it is most of pfp's time, and
-        // almost every pair it visits finds a port full.
-        let (up, down) = (&mut b.up[..], &mut b.down[..]);
-        let (shift, mask) = (self.shift, (1 << self.shift) - 1);
-        for (i, &c) in self.order.iter().enumerate() {
-            let (src, dst) = ((c >> shift) as usize, (c & mask) as usize);
-            let (u, d) = (up[src], down[dst]);
-            // `headroom > floor`, with the same rate and takes as `Budget`'s.
-            if u > floor && d > floor {
-                let r = u.min(d);
-                up[src] = (u - r).max(0.0);
-                down[dst] = (d - r).max(0.0);
-                open_up -= (up[src] <= floor) as usize;
-                open_down -= (down[dst] <= floor) as usize;
-                let p = self.slot[c as usize];
-                self.pairs[p as usize].next = r;
-                self.next_served.push(p);
-                self.next_served_at.push(i as u32);
-                if open_up == 0 || open_down == 0 {
-                    break;
-                }
-            }
-        }
+        self.budget.reset(snap.fabric);
+        let input = PassIn {
+            shift: self.shift,
+            slot: &self.slot,
+            keys: &self.keys,
+        };
+        let out = PassOut {
+            pairs: &mut self.pairs,
+            served: &mut self.next_served,
+            served_at: &mut self.next_served_at,
+        };
+        self.uplinks.greedy(&mut self.budget, &input, out);
     }
 
-    /// Put the re-keyed pairs (`moved`, sorted) back into `order`, the others keeping their
-    /// places: drop the positions in `gone` (sorted) with block moves, then from the back a
-    /// binary search per re-keyed pair and a block move of what follows it. O(pairs) moves of
-    /// 4 bytes, O(k log pairs) reads.
-    fn reorder(&mut self) {
-        let mut w = self.gone.first().map_or(self.order.len(), |&g| g as usize);
-        for (j, &g) in self.gone.iter().enumerate() {
-            let end = self
-                .gone
-                .get(j + 1)
-                .map_or(self.order.len(), |&n| n as usize);
-            let from = g as usize + 1;
-            self.order.copy_within(from..end, w);
-            w += end - from;
-        }
-        self.order.truncate(w);
-        let (keys, slot) = (&self.keys, &self.slot);
-        let mut hi = self.order.len();
-        self.order.resize(hi + self.moved.len(), 0);
-        let mut w = self.order.len();
-        for &m in self.moved.iter().rev() {
-            let k = keys[m as usize];
-            let pos = self.order[..hi].partition_point(|&c| keys[slot[c as usize] as usize] < k);
-            let len = hi - pos;
-            self.order.copy_within(pos..hi, w - len);
-            w -= len + 1;
-            let [src, dst] = self.ends[m as usize];
-            self.order[w] = src << self.shift | dst;
-            hi = pos;
-        }
-    }
-}
-
-impl Pfp {
-    /// Whether re-keyed pair `p` at position `i` of `order` may keep its place: both its
-    /// neighbours keep theirs (they are not re-keyed) and its new key lies between theirs.
-    /// Then the order stays sorted around it whatever else moves.
+    /// Whether re-keyed pair `p` at position `i` of its uplink's list may keep its place: both
+    /// its neighbours there keep theirs (they are not re-keyed) and its new key lies between
+    /// theirs. Then the list stays sorted around it whatever else moves.
     fn stays(&self, i: usize, p: u32) -> bool {
         let k = self.keys[p as usize];
+        let src = self.ends[p as usize][0];
         let fixed = |q: u32| self.moved_bits[q as usize / 64] & (1 << (q % 64)) == 0;
         let before = i == 0 || {
-            let q = self.slot[self.order[i - 1] as usize];
+            let q = self.slot[self.uplinks.code_at(src, i - 1).expect("in the list") as usize];
             fixed(q) && self.keys[q as usize] < k
         };
-        let after = i + 1 == self.order.len() || {
-            let q = self.slot[self.order[i + 1] as usize];
-            fixed(q) && k < self.keys[q as usize]
+        let after = match self.uplinks.code_at(src, i + 1) {
+            None => true,
+            Some(c) => {
+                let q = self.slot[c as usize];
+                fixed(q) && k < self.keys[q as usize]
+            }
         };
         before && after
     }
@@ -339,11 +294,11 @@ impl Scheduler for Pfp {
             }
         }
         self.sorting.sort_unstable(); // keys are unique
-        self.order.clear();
+        self.uplinks.clear(snap.fabric.up_bytes_per_s.len());
         for i in 0..self.sorting.len() {
             let [src, dst] = self.ends[self.sorting[i].1 as usize];
             let c = self.code(src, dst);
-            self.order.push(c);
+            self.uplinks.push(src, c);
         }
         self.greedy(snap);
         for &p in &self.next_served {
@@ -365,14 +320,12 @@ impl Machinery for Pfp {
         }
         // Only heads with a rate changed since the order was made: they sent bytes (their
         // key fell) or finished (the pair has a new head, or none). Most keep their place: a
-        // head whose neighbours in the order kept theirs, with its new key between theirs,
-        // stays where it is (FB: 86 of 123 per redistribution). The others leave and are put
-        // back in key order.
+        // head whose neighbours in its uplink's list kept theirs, with its new key between
+        // theirs, stays where it is. The others leave and are put back in key order.
         for &p in &self.served {
             self.moved_bits[p as usize / 64] |= 1 << (p % 64);
         }
         self.moved.clear();
-        self.gone.clear();
         for j in 0..self.served.len() {
             let (p, i) = (self.served[j], self.served_at[j] as usize);
             if self.lead_served(snap, rates, p as usize) {
@@ -381,12 +334,14 @@ impl Machinery for Pfp {
                 }
                 self.moved.push(p);
             }
-            self.gone.push(i as u32);
+            self.uplinks.leave(self.ends[p as usize][0], i as u32);
         }
-        let keys = &self.keys;
-        self.moved.sort_unstable_by_key(|&p| keys[p as usize]);
-        self.gone.sort_unstable();
-        self.reorder();
+        let input = PassIn {
+            shift: self.shift,
+            slot: &self.slot,
+            keys: &self.keys,
+        };
+        self.uplinks.settle(&self.moved, &self.ends, &input);
         for &p in &self.served {
             self.moved_bits[p as usize / 64] = 0;
         }
