@@ -9,23 +9,24 @@
 //!
 //! When flows end between coflow events, the same greedy runs again ([`Scheduler::redistribute`])
 //! without a full decision: only the heads that had a rate can have a new key (they sent bytes,
-//! or finished and their pair has a new head), so only they are re-sorted and merged back into
-//! the last order. The rates are those a full decision would give at that instant (same keys,
-//! same order, same greedy), at O(pairs) per flow end instead of O(flows + pairs log pairs).
-//!
-//! The order is kept per uplink ([`uplinks`]): the greedy then looks only at the pairs whose
-//! uplink still has room, and a re-keyed head moves within its uplink's list only.
+//! or finished and their pair has a new head), so only they move in the order, which is kept
+//! per port ([`orders`]), and the greedy looks again only where its answer can change
+//! ([`pass`]). The rates are those a full decision would give at that instant (same keys, same
+//! order, same greedy, bit for bit), at a cost that follows the heads with a rate and the
+//! ports whose filling moves, not the pairs.
 
+mod orders;
+mod pass;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
 mod tests;
-mod uplinks;
 
 use crate::alloc::{Budget, Freed};
 use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
-use uplinks::{PassIn, PassOut, Uplinks};
+use orders::Orders;
+use pass::{Pass, PassIn, PassOut};
 
 /// Priority key: deadline, remaining bytes (in grains, see [`GRAIN_S`]), then (coflow position
 /// (arrival order), flow position). Times are non-negative, and the bits of a non-negative float
@@ -90,19 +91,15 @@ pub struct Pfp {
     /// greedy pass and the binary searches read small, dense arrays.
     ends: Vec<[u32; 2]>,
     keys: Vec<Key>,
-    /// Live pairs in their heads' priority order, per uplink.
-    uplinks: Uplinks,
-    /// Scratch: heads to sort in a full decision; pairs re-keyed in a redistribution, and a
-    /// bit per pair marking them.
+    /// Live pairs in their heads' priority order, per port; the greedy and what its last
+    /// pass filled.
+    orders: Orders,
+    pass: Pass,
+    /// Scratch: heads to sort, (key, pair) in a full decision, (key, code) after flow ends.
     sorting: Vec<(Key, u32)>,
-    moved: Vec<u32>,
-    moved_bits: Vec<u64>,
-    /// Pairs whose head has a rate, and those of the allocation being computed, with their
-    /// positions in their uplink's list when the greedy served them.
+    /// Pairs whose head has a rate, and those of the allocation being computed.
     served: Vec<u32>,
     next_served: Vec<u32>,
-    served_at: Vec<u32>,
-    next_served_at: Vec<u32>,
     /// The time of the last full decision: the snapshot's bytes are as of then.
     decided_at: f64,
     /// Bytes per step of the remaining-size keys.
@@ -172,8 +169,6 @@ impl Pfp {
         }
         self.keys.clear();
         self.keys.resize(self.pairs.len(), (0, 0, 0));
-        self.moved_bits.clear();
-        self.moved_bits.resize(self.pairs.len().div_ceil(64), 0);
     }
 
     /// Find pair `p`'s best unfinished flow at `snap.now_s`: it becomes the head and its key
@@ -224,42 +219,24 @@ impl Pfp {
         true
     }
 
-    /// The greedy over the present keys ([`Uplinks::greedy`]); the served pairs go to
-    /// `next_served` with their rate in `next`.
-    fn greedy(&mut self, snap: &Snapshot) {
+    /// The greedy from scratch, or again after only the heads in `sorting` (new key, code)
+    /// changed: the served pairs go to `next_served` with their rate in `next`.
+    fn greedy(&mut self, snap: &Snapshot, again: bool) {
         self.budget.reset(snap.fabric);
         let input = PassIn {
             shift: self.shift,
             slot: &self.slot,
-            keys: &self.keys,
+            orders: &self.orders,
         };
         let out = PassOut {
             pairs: &mut self.pairs,
             served: &mut self.next_served,
-            served_at: &mut self.next_served_at,
         };
-        self.uplinks.greedy(&mut self.budget, &input, out);
-    }
-
-    /// Whether re-keyed pair `p` at position `i` of its uplink's list may keep its place: both
-    /// its neighbours there keep theirs (they are not re-keyed) and its new key lies between
-    /// theirs. Then the list stays sorted around it whatever else moves.
-    fn stays(&self, i: usize, p: u32) -> bool {
-        let k = self.keys[p as usize];
-        let src = self.ends[p as usize][0];
-        let fixed = |q: u32| self.moved_bits[q as usize / 64] & (1 << (q % 64)) == 0;
-        let before = i == 0 || {
-            let q = self.slot[self.uplinks.code_at(src, i - 1).expect("in the list") as usize];
-            fixed(q) && self.keys[q as usize] < k
-        };
-        let after = match self.uplinks.code_at(src, i + 1) {
-            None => true,
-            Some(c) => {
-                let q = self.slot[c as usize];
-                fixed(q) && k < self.keys[q as usize]
-            }
-        };
-        before && after
+        if again {
+            (self.pass).again(&mut self.budget, &input, out, &self.sorting);
+        } else {
+            self.pass.full(&mut self.budget, &input, out);
+        }
     }
 }
 
@@ -294,13 +271,14 @@ impl Scheduler for Pfp {
             }
         }
         self.sorting.sort_unstable(); // keys are unique
-        self.uplinks.clear(snap.fabric.up_bytes_per_s.len());
-        for i in 0..self.sorting.len() {
-            let [src, dst] = self.ends[self.sorting[i].1 as usize];
-            let c = self.code(src, dst);
-            self.uplinks.push(src, c);
+        let fabric = snap.fabric;
+        let (up, down) = (fabric.up_bytes_per_s.len(), fabric.down_bytes_per_s.len());
+        self.orders.clear(up, down, self.pairs.len());
+        for &(k, p) in &self.sorting {
+            let [src, dst] = self.ends[p as usize];
+            self.orders.push(p, [src, dst], src << self.shift | dst, k);
         }
-        self.greedy(snap);
+        self.greedy(snap, false);
         for &p in &self.next_served {
             let pair = &mut self.pairs[p as usize];
             let (ci, fi) = head(&self.keys[p as usize]);
@@ -308,7 +286,6 @@ impl Scheduler for Pfp {
             pair.next = 0.0;
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
-        std::mem::swap(&mut self.served_at, &mut self.next_served_at);
         Decision::none()
     }
 }
@@ -318,35 +295,24 @@ impl Machinery for Pfp {
         if self.on_flow_completion != FlowCompletion::Redistribute {
             return false;
         }
-        // Only heads with a rate changed since the order was made: they sent bytes (their
-        // key fell) or finished (the pair has a new head, or none). Most keep their place: a
-        // head whose neighbours in its uplink's list kept theirs, with its new key between
-        // theirs, stays where it is. The others leave and are put back in key order.
-        for &p in &self.served {
-            self.moved_bits[p as usize / 64] |= 1 << (p % 64);
-        }
-        self.moved.clear();
+        // Only heads with a rate changed since the last pass: they sent bytes (their key
+        // fell) or finished (the pair has a new head, or none). They move in the orders, and
+        // the greedy runs again from them.
+        self.sorting.clear();
         for j in 0..self.served.len() {
-            let (p, i) = (self.served[j], self.served_at[j] as usize);
-            if self.lead_served(snap, rates, p as usize) {
-                if self.stays(i, p) {
-                    continue;
-                }
-                self.moved.push(p);
+            let p = self.served[j] as usize;
+            let live = self.lead_served(snap, rates, p);
+            let [src, dst] = self.ends[p];
+            let code = src << self.shift | dst;
+            let new = live.then_some(self.keys[p]);
+            (self.orders).rekey(p as u32, [src, dst], code, new, &self.slot);
+            if let Some(k) = new {
+                self.sorting.push((k, code));
             }
-            self.uplinks.leave(self.ends[p as usize][0], i as u32);
         }
-        let input = PassIn {
-            shift: self.shift,
-            slot: &self.slot,
-            keys: &self.keys,
-        };
-        self.uplinks.settle(&self.moved, &self.ends, &input);
-        for &p in &self.served {
-            self.moved_bits[p as usize / 64] = 0;
-        }
-
-        self.greedy(snap);
+        // Served in key order, and their order rarely changes: an insertion sort is linear.
+        insertion_sort(&mut self.sorting);
+        self.greedy(snap, true);
         // Hand out the differences; a pair in both lists is settled on its first visit.
         for &p in self.served.iter().chain(&self.next_served) {
             let pair = &self.pairs[p as usize];
@@ -370,7 +336,19 @@ impl Machinery for Pfp {
             self.pairs[p as usize].next = 0.0;
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
-        std::mem::swap(&mut self.served_at, &mut self.next_served_at);
         true
+    }
+}
+
+/// Sort `v`, in time linear in its length plus the pairs out of order.
+fn insertion_sort<T: Ord + Copy>(v: &mut [T]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
     }
 }

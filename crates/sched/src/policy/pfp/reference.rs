@@ -1,4 +1,4 @@
-//! The streaming greedy pfp had before its per-uplink orders (commit cfd8018), kept verbatim
+//! The streaming greedy pfp had before its per-port orders (commit cfd8018), kept verbatim
 //! but for its name as the reference the property tests hold the new code to, bit for bit.
 
 use crate::alloc::{Budget, Freed};

@@ -1,4 +1,4 @@
-//! pfp against the streaming greedy it had before its per-uplink orders ([`Reference`]): a
+//! pfp against the streaming greedy it had before its per-port orders ([`Reference`]): a
 //! small world drives both through the same decisions and hand-ons on random workloads, and
 //! every rate and every change they report must be the same, bit for bit.
 
@@ -234,12 +234,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn per_uplink_greedy_is_the_streaming_greedy((fabric, cs) in workload()) {
+    fn per_port_greedy_is_the_streaming_greedy((fabric, cs) in workload()) {
         replay(&fabric, cs)?;
     }
 
     #[test]
-    fn per_uplink_greedy_is_the_streaming_greedy_on_ties((fabric, cs) in ties()) {
+    fn per_port_greedy_is_the_streaming_greedy_on_ties((fabric, cs) in ties()) {
         replay(&fabric, cs)?;
     }
 }
