@@ -9,18 +9,29 @@
 //!
 //! When flows end between coflow events, the same greedy runs again ([`Scheduler::redistribute`])
 //! without a full decision: only the heads that had a rate can have a new key (they sent bytes,
-//! or finished and their pair has a new head), so only they are re-sorted and merged back into
-//! the last order. The rates are those a full decision would give at that instant (same keys,
-//! same order, same greedy), at O(pairs) per flow end instead of O(flows + pairs log pairs).
+//! or finished and their pair has a new head), so only they move in the order, which is kept
+//! per port ([`orders`]), and the greedy looks again only where its answer can change
+//! ([`pass`]). The rates are those a full decision would give at that instant (same keys, same
+//! order, same greedy, bit for bit), at a cost that follows the heads with a rate and the
+//! ports whose filling moves, not the pairs.
+
+mod orders;
+mod pass;
+#[cfg(test)]
+mod reference;
+#[cfg(test)]
+mod tests;
 
 use crate::alloc::{Budget, Freed};
 use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
+use orders::Orders;
+use pass::{Pass, PassIn, PassOut};
 
 /// Priority key: deadline, remaining bytes (in grains, see [`GRAIN_S`]), then (coflow position
 /// (arrival order), flow position). Times are non-negative, and the bits of a non-negative float
 /// order as the float does: plain integers sort several times faster than float comparisons.
-type Key = (u64, u64, u64);
+pub(super) type Key = (u64, u64, u64);
 
 /// Remaining sizes are compared in grains of what the fastest port sends in this time (1 ns:
 /// an eighth of a byte at 1 Gbit/s). Two flows left with the same bytes in exact arithmetic
@@ -54,13 +65,13 @@ fn bits(x: f64) -> u64 {
 
 /// The flows of one (uplink, downlink) pair in the last decision.
 #[derive(Debug, Clone, Copy)]
-struct Pair {
+pub(super) struct Pair {
     /// Its flows: `members[start..end]`.
     start: u32,
     end: u32,
     live: bool,
     /// Its head's rate in the allocation being computed.
-    next: f64,
+    pub(super) next: f64,
 }
 
 #[derive(Debug, Default)]
@@ -80,22 +91,15 @@ pub struct Pfp {
     /// greedy pass and the binary searches read small, dense arrays.
     ends: Vec<[u32; 2]>,
     keys: Vec<Key>,
-    /// Live pairs in their heads' priority order, by [`Pfp::code`]: the greedy reads their
-    /// ports from the order itself, in sequence, rather than from a table at random.
-    order: Vec<u32>,
-    /// Scratch: heads to sort in a full decision; pairs re-keyed in a redistribution, and a
-    /// bit per pair marking them.
+    /// Live pairs in their heads' priority order, per port; the greedy and what its last
+    /// pass filled.
+    orders: Orders,
+    pass: Pass,
+    /// Scratch: heads to sort, (key, pair) in a full decision, (key, code) after flow ends.
     sorting: Vec<(Key, u32)>,
-    moved: Vec<u32>,
-    moved_bits: Vec<u64>,
-    /// Pairs whose head has a rate, and those of the allocation being computed, with their
-    /// positions in `order` when the greedy served them.
+    /// Pairs whose head has a rate, and those of the allocation being computed.
     served: Vec<u32>,
     next_served: Vec<u32>,
-    served_at: Vec<u32>,
-    next_served_at: Vec<u32>,
-    /// Scratch: positions in `order` of the pairs leaving their place in a redistribution.
-    gone: Vec<u32>,
     /// The time of the last full decision: the snapshot's bytes are as of then.
     decided_at: f64,
     /// Bytes per step of the remaining-size keys.
@@ -165,8 +169,6 @@ impl Pfp {
         }
         self.keys.clear();
         self.keys.resize(self.pairs.len(), (0, 0, 0));
-        self.moved_bits.clear();
-        self.moved_bits.resize(self.pairs.len().div_ceil(64), 0);
     }
 
     /// Find pair `p`'s best unfinished flow at `snap.now_s`: it becomes the head and its key
@@ -217,94 +219,24 @@ impl Pfp {
         true
     }
 
-    /// Each head in `order` takes all its two ports have left; the served pairs go to
-    /// `next_served` with their rate in `next`.
-    fn greedy(&mut self, snap: &Snapshot) {
-        let b = &mut self.budget;
-        b.reset(snap.fabric);
-        self.next_served.clear();
-        self.next_served_at.clear();
-        let floor = b.floor;
-        // Once every uplink or every downlink is full nobody else can get anything.
-        let mut open_up = b.up.iter().filter(|&&x| x > floor).count();
-        let mut open_down = b.down.iter().filter(|&&x| x > floor).count();
-        if open_up == 0 || open_down == 0 {
-            return;
-        }
-        // Locals, so that the walk keeps them in registers: it is most of pfp's time, and
-        // almost every pair it visits finds a port full.
-        let (up, down) = (&mut b.up[..], &mut b.down[..]);
-        let (shift, mask) = (self.shift, (1 << self.shift) - 1);
-        for (i, &c) in self.order.iter().enumerate() {
-            let (src, dst) = ((c >> shift) as usize, (c & mask) as usize);
-            let (u, d) = (up[src], down[dst]);
-            // `headroom > floor`, with the same rate and takes as `Budget`'s.
-            if u > floor && d > floor {
-                let r = u.min(d);
-                up[src] = (u - r).max(0.0);
-                down[dst] = (d - r).max(0.0);
-                open_up -= (up[src] <= floor) as usize;
-                open_down -= (down[dst] <= floor) as usize;
-                let p = self.slot[c as usize];
-                self.pairs[p as usize].next = r;
-                self.next_served.push(p);
-                self.next_served_at.push(i as u32);
-                if open_up == 0 || open_down == 0 {
-                    break;
-                }
-            }
-        }
-    }
-
-    /// Put the re-keyed pairs (`moved`, sorted) back into `order`, the others keeping their
-    /// places: drop the positions in `gone` (sorted) with block moves, then from the back a
-    /// binary search per re-keyed pair and a block move of what follows it. O(pairs) moves of
-    /// 4 bytes, O(k log pairs) reads.
-    fn reorder(&mut self) {
-        let mut w = self.gone.first().map_or(self.order.len(), |&g| g as usize);
-        for (j, &g) in self.gone.iter().enumerate() {
-            let end = self
-                .gone
-                .get(j + 1)
-                .map_or(self.order.len(), |&n| n as usize);
-            let from = g as usize + 1;
-            self.order.copy_within(from..end, w);
-            w += end - from;
-        }
-        self.order.truncate(w);
-        let (keys, slot) = (&self.keys, &self.slot);
-        let mut hi = self.order.len();
-        self.order.resize(hi + self.moved.len(), 0);
-        let mut w = self.order.len();
-        for &m in self.moved.iter().rev() {
-            let k = keys[m as usize];
-            let pos = self.order[..hi].partition_point(|&c| keys[slot[c as usize] as usize] < k);
-            let len = hi - pos;
-            self.order.copy_within(pos..hi, w - len);
-            w -= len + 1;
-            let [src, dst] = self.ends[m as usize];
-            self.order[w] = src << self.shift | dst;
-            hi = pos;
-        }
-    }
-}
-
-impl Pfp {
-    /// Whether re-keyed pair `p` at position `i` of `order` may keep its place: both its
-    /// neighbours keep theirs (they are not re-keyed) and its new key lies between theirs.
-    /// Then the order stays sorted around it whatever else moves.
-    fn stays(&self, i: usize, p: u32) -> bool {
-        let k = self.keys[p as usize];
-        let fixed = |q: u32| self.moved_bits[q as usize / 64] & (1 << (q % 64)) == 0;
-        let before = i == 0 || {
-            let q = self.slot[self.order[i - 1] as usize];
-            fixed(q) && self.keys[q as usize] < k
+    /// The greedy from scratch, or again after only the heads in `sorting` (new key, code)
+    /// changed: the served pairs go to `next_served` with their rate in `next`.
+    fn greedy(&mut self, snap: &Snapshot, again: bool) {
+        self.budget.reset(snap.fabric);
+        let input = PassIn {
+            shift: self.shift,
+            slot: &self.slot,
+            orders: &self.orders,
         };
-        let after = i + 1 == self.order.len() || {
-            let q = self.slot[self.order[i + 1] as usize];
-            fixed(q) && k < self.keys[q as usize]
+        let out = PassOut {
+            pairs: &mut self.pairs,
+            served: &mut self.next_served,
         };
-        before && after
+        if again {
+            (self.pass).again(&mut self.budget, &input, out, &self.sorting);
+        } else {
+            self.pass.full(&mut self.budget, &input, out);
+        }
     }
 }
 
@@ -339,13 +271,14 @@ impl Scheduler for Pfp {
             }
         }
         self.sorting.sort_unstable(); // keys are unique
-        self.order.clear();
-        for i in 0..self.sorting.len() {
-            let [src, dst] = self.ends[self.sorting[i].1 as usize];
-            let c = self.code(src, dst);
-            self.order.push(c);
+        let fabric = snap.fabric;
+        let (up, down) = (fabric.up_bytes_per_s.len(), fabric.down_bytes_per_s.len());
+        self.orders.clear(up, down, self.pairs.len());
+        for &(k, p) in &self.sorting {
+            let [src, dst] = self.ends[p as usize];
+            self.orders.push(p, [src, dst], src << self.shift | dst, k);
         }
-        self.greedy(snap);
+        self.greedy(snap, false);
         for &p in &self.next_served {
             let pair = &mut self.pairs[p as usize];
             let (ci, fi) = head(&self.keys[p as usize]);
@@ -353,7 +286,6 @@ impl Scheduler for Pfp {
             pair.next = 0.0;
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
-        std::mem::swap(&mut self.served_at, &mut self.next_served_at);
         Decision::none()
     }
 }
@@ -363,35 +295,24 @@ impl Machinery for Pfp {
         if self.on_flow_completion != FlowCompletion::Redistribute {
             return false;
         }
-        // Only heads with a rate changed since the order was made: they sent bytes (their
-        // key fell) or finished (the pair has a new head, or none). Most keep their place: a
-        // head whose neighbours in the order kept theirs, with its new key between theirs,
-        // stays where it is (FB: 86 of 123 per redistribution). The others leave and are put
-        // back in key order.
-        for &p in &self.served {
-            self.moved_bits[p as usize / 64] |= 1 << (p % 64);
-        }
-        self.moved.clear();
-        self.gone.clear();
+        // Only heads with a rate changed since the last pass: they sent bytes (their key
+        // fell) or finished (the pair has a new head, or none). They move in the orders, and
+        // the greedy runs again from them.
+        self.sorting.clear();
         for j in 0..self.served.len() {
-            let (p, i) = (self.served[j], self.served_at[j] as usize);
-            if self.lead_served(snap, rates, p as usize) {
-                if self.stays(i, p) {
-                    continue;
-                }
-                self.moved.push(p);
+            let p = self.served[j] as usize;
+            let live = self.lead_served(snap, rates, p);
+            let [src, dst] = self.ends[p];
+            let code = src << self.shift | dst;
+            let new = live.then_some(self.keys[p]);
+            (self.orders).rekey(p as u32, [src, dst], code, new, &self.slot);
+            if let Some(k) = new {
+                self.sorting.push((k, code));
             }
-            self.gone.push(i as u32);
         }
-        let keys = &self.keys;
-        self.moved.sort_unstable_by_key(|&p| keys[p as usize]);
-        self.gone.sort_unstable();
-        self.reorder();
-        for &p in &self.served {
-            self.moved_bits[p as usize / 64] = 0;
-        }
-
-        self.greedy(snap);
+        // Served in key order, and their order rarely changes: an insertion sort is linear.
+        insertion_sort(&mut self.sorting);
+        self.greedy(snap, true);
         // Hand out the differences; a pair in both lists is settled on its first visit.
         for &p in self.served.iter().chain(&self.next_served) {
             let pair = &self.pairs[p as usize];
@@ -415,7 +336,19 @@ impl Machinery for Pfp {
             self.pairs[p as usize].next = 0.0;
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
-        std::mem::swap(&mut self.served_at, &mut self.next_served_at);
         true
+    }
+}
+
+/// Sort `v`, in time linear in its length plus the pairs out of order.
+fn insertion_sort<T: Ord + Copy>(v: &mut [T]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
     }
 }
