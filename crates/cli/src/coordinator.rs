@@ -39,6 +39,10 @@ pub struct CoordinatorArgs {
     pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub tls: TlsServerArgs,
+    /// hug, drf, psp: the daemons share their NICs by local max-min under the pushed P*,
+    /// guarantees and caps (the thesis' enforcement) instead of pacing per-flow rates
+    #[arg(long)]
+    pub tenant_local: bool,
 }
 
 pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
@@ -64,6 +68,10 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
     cfg.tick = (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0));
     cfg.forget_daemons_after = (args.forget_daemons_after_s > 0.0)
         .then(|| Duration::from_secs_f64(args.forget_daemons_after_s));
+    if args.tenant_local && !coflowkit_sched::SchedulerKind::TENANT.contains(&cfg.scheduler) {
+        bail!("--tenant-local: only hug, drf and psp push guarantees and caps");
+    }
+    cfg.tenant_local = args.tenant_local;
     Ok(cfg)
 }
 

@@ -185,3 +185,45 @@ fn sim_prints_and_writes_the_multi_tenant_measures() {
     assert!((x_bps("fair") - 250e6).abs() < 1.0, "{}", x_bps("fair"));
     assert!((x_bps("hug") - 500e6).abs() < 1.0, "{}", x_bps("hug"));
 }
+
+/// A: 1 MB 0->0, B: 1 MB 0->1, C: 1 MB 1->2, all at 0 (choice 2's A = B = <1, 0>, C = <0, 1>).
+const OFF_BOTTLENECK: &str = "3 3\n1 0 1 0 1 0:1.0\n2 0 1 0 1 1:1.0\n3 0 1 1 1 2:1.0\n";
+
+#[test]
+fn sim_hug_stage1_multi_round() {
+    // Uplink 0 carries A and B: Eq 7.2 gives P* = 1/2 and C, which does not touch it, stops
+    // at 1/2 too (its cap): every coflow takes 2 units, slowdown 2 each. Multi-round DRF lets
+    // C rise to its whole links: it ends at 1 (slowdown 1), A and B still at 2.
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(dir.path(), "off.txt", OFF_BOTTLENECK);
+    let json = dir.path().join("out.json");
+    let slowdown = |stage1: &str| {
+        let o = coflowkit(&[
+            "sim",
+            "--trace",
+            &t,
+            "-s",
+            "hug",
+            "--hug-stage1",
+            stage1,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        doc["results"][0]["summary"]["slowdown"].clone()
+    };
+    for stage1 in ["auto", "closed-form"] {
+        let s = slowdown(stage1);
+        assert!(
+            close(&s["min"], 2.0) && close(&s["max"], 2.0),
+            "{stage1}: {s}"
+        );
+    }
+    let s = slowdown("multi-round");
+    assert!(close(&s["min"], 1.0) && close(&s["max"], 2.0), "{s}");
+    let o = coflowkit(&["sim", "--trace", &t, "-s", "hug", "--hug-stage1", "rounds"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("multi-round"));
+}

@@ -40,8 +40,10 @@ use tokio::io::{
 };
 
 mod broadcast;
+mod vector;
 
 pub use broadcast::BroadcastOptions;
+pub use vector::HostDemand;
 
 use crate::auth::{Token, PROTOCOL_VERSION};
 use crate::error::{Error, Result};

@@ -31,6 +31,7 @@ mod running;
 pub mod tls;
 
 pub use auth::{Token, PROTOCOL_VERSION};
+pub use client::HostDemand;
 pub use client::{BroadcastOptions, Client, ClientConfig, CoflowId, CoflowOptions, CoflowWriter};
 pub use coordinator::CoordinatorConfig;
 pub use daemon::DaemonConfig;

@@ -18,6 +18,7 @@ pub mod tenant;
 pub use clock::{ClockCounts, ClockOptions, DecisionClock, Event, Handed, PairRater, Step};
 pub use dag::{DagError, DagIds, DagPos};
 pub use pair_policy::PairShare;
+pub use registry::build_with_board;
 pub use registry::{build, SchedOptions, SchedulerKind, UnknownScheduler};
 pub use state::{CoflowState, Decision, FlowCompletion, FlowState, Rates, Snapshot};
 

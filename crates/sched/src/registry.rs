@@ -17,7 +17,7 @@ use crate::policy::sincronia::Sincronia;
 use crate::policy::tenant_share::{TenantPolicy, TenantShare};
 use crate::policy::varys::{Varys, VarysConfig};
 use crate::policy::wss::Wss;
-use crate::tenant::{HugOptions, Mode};
+use crate::tenant::{Board, HugOptions, Mode, Stage1};
 use crate::{FlowCompletion, Scheduler};
 
 /// Every selectable scheduler.
@@ -137,6 +137,10 @@ pub struct SchedOptions {
     /// `hug`: the cooperative (work-conserving) variant instead of the strategy-proof one.
     #[serde(default)]
     pub hug_cooperative: bool,
+    /// `hug`: how stage 1 finds the guarantees (Eq 7.2 when all elastic, the thesis' default;
+    /// or multi-round DRF always).
+    #[serde(default)]
+    pub hug_stage1: Stage1,
     /// `fifo-lm`: a coflow that has sent more than this is heavy [default:
     /// [`FIFO_LM_HEAVY_BYTES`]; the CLI sets the trace's 80th percentile of coflow sizes].
     #[serde(default)]
@@ -180,7 +184,7 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
             } else {
                 Mode::NonCooperative
             },
-            ..HugOptions::default()
+            stage1: opts.hug_stage1,
         }))),
         SchedulerKind::Drf => Box::new(TenantShare::new(TenantPolicy::Drf)),
         SchedulerKind::Psp => Box::new(TenantShare::new(TenantPolicy::Psp)),
@@ -189,4 +193,27 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
             opts.fifo_lm_heavy_bytes.unwrap_or(FIFO_LM_HEAVY_BYTES),
         )),
     }
+}
+
+/// [`build`], with a multi-tenant policy (hug, drf, psp) reading tenants' reported vectors from
+/// `board` and writing its shares there (the coordinator's; other kinds ignore the board).
+pub fn build_with_board(
+    kind: SchedulerKind,
+    opts: &SchedOptions,
+    board: &Board,
+) -> Box<dyn Scheduler> {
+    let policy = match kind {
+        SchedulerKind::Hug => TenantPolicy::Hug(HugOptions {
+            mode: if opts.hug_cooperative {
+                Mode::Cooperative
+            } else {
+                Mode::NonCooperative
+            },
+            stage1: opts.hug_stage1,
+        }),
+        SchedulerKind::Drf => TenantPolicy::Drf,
+        SchedulerKind::Psp => TenantPolicy::Psp,
+        _ => return build(kind, opts),
+    };
+    Box::new(TenantShare::with_board(policy, board.clone()))
 }

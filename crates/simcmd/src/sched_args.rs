@@ -6,6 +6,7 @@ use coflowkit_model::units::MB;
 use coflowkit_sched::alloc::Backfill;
 use coflowkit_sched::policy::dclas::{InterQueue, Queues};
 use coflowkit_sched::policy::varys::Starvation;
+use coflowkit_sched::tenant::Stage1;
 use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -26,6 +27,13 @@ pub enum BackfillArg {
 pub enum HugModeArg {
     Noncooperative,
     Cooperative,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HugStage1Arg {
+    Auto,
+    MultiRound,
+    ClosedForm,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -76,6 +84,12 @@ pub struct SchedArgs {
         value_name = "MODE"
     )]
     pub hug_mode: HugModeArg,
+    /// hug: how stage 1 finds the guarantees. `auto` (the thesis): Eq 7.2's closed form when
+    /// every tenant is elastic; `multi-round`: multi-round DRF (progressive filling), which
+    /// lets a coflow off the most loaded links rise until one of its own links fills;
+    /// `closed-form`: Eq 7.2 always
+    #[arg(long, value_enum, default_value = "auto", value_name = "HOW")]
+    pub hug_stage1: HugStage1Arg,
     /// hug, drf, psp: what a tenant is; `coflow` (every coflow, the only choice so far)
     #[arg(long, value_enum, default_value = "coflow", value_name = "WHO")]
     pub tenants: TenantsArg,
@@ -189,6 +203,11 @@ impl SchedArgs {
         };
         let mut o = o.with_flow_completion(how);
         o.hug_cooperative = matches!(self.hug_mode, HugModeArg::Cooperative);
+        o.hug_stage1 = match self.hug_stage1 {
+            HugStage1Arg::Auto => Stage1::Auto,
+            HugStage1Arg::MultiRound => Stage1::MultiRound,
+            HugStage1Arg::ClosedForm => Stage1::ClosedForm,
+        };
         let TenantsArg::Coflow = self.tenants;
         if self.queues == 0
             || self.queue_spacing.is_nan()

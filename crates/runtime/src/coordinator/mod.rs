@@ -7,12 +7,14 @@ pub mod broadcast;
 mod http;
 mod service;
 pub mod state;
+mod tenant_caps;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+use coflowkit_sched::tenant::Board;
+use coflowkit_sched::{build_with_board, SchedOptions, SchedulerKind};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
@@ -54,6 +56,10 @@ pub struct CoordinatorConfig {
     /// Connection limits and timeouts of the control listener (the metrics listener takes a
     /// sixteenth of them, at least 4).
     pub limits: Limits,
+    /// hug, drf, psp: daemons share their NIC among the coflows by local max-min under the
+    /// pushed guarantees and caps (the thesis' enforcement, §7.6.1) instead of pacing the
+    /// coordinator's per-flow rates (default false: per-flow rates, caps as a bound).
+    pub tenant_local: bool,
 }
 
 impl CoordinatorConfig {
@@ -69,6 +75,7 @@ impl CoordinatorConfig {
             limits: Limits::default(),
             max_daemons: 4096,
             forget_daemons_after: Some(Duration::from_secs(300)),
+            tenant_local: false,
         }
     }
 }
@@ -93,7 +100,9 @@ async fn serve_on(
     metrics: Option<std::net::TcpListener>,
 ) -> Result<()> {
     config.limits.check().map_err(Error::Config)?;
-    let mut sched = build(config.scheduler, &config.options);
+    let board = Board::default();
+    let tenant = SchedulerKind::TENANT.contains(&config.scheduler);
+    let mut sched = build_with_board(config.scheduler, &config.options, &board);
     let shared = Arc::new(Shared {
         state: Mutex::new(State::new(state::first_coflow_id(unix_ms()))),
         start: std::time::Instant::now(),
@@ -107,6 +116,7 @@ async fn serve_on(
         max_daemons: config.max_daemons,
         metrics_stats: Arc::new(ListenStats::default()),
         broadcasts: Mutex::new(Default::default()),
+        board: tenant.then(|| board.clone()),
     });
     if let Some(l) = metrics {
         let l = TcpListener::from_std(l).map_err(|e| Error::io("metrics endpoint socket", e))?;
@@ -123,6 +133,7 @@ async fn serve_on(
     }
     let brain = shared.clone();
     let tick = config.tick;
+    let tenant_local = config.tenant_local;
     tokio::spawn(async move {
         // The decision clock (sched) says, per wake, whether to decide in full, hand freed
         // bandwidth on, or wait: the same rule the simulator follows.
@@ -178,7 +189,14 @@ async fn serve_on(
                 wake_at = round.wake_at_s.map(|t| {
                     Instant::now() + Duration::from_secs_f64((t - real).clamp(0.0, 3600.0))
                 });
-                round.updates
+                let mut updates = round.updates;
+                if tenant && !updates.is_empty() {
+                    let nics = s.fabric().up_bytes_per_s;
+                    let coflow_of = |port, flow| s.coflow_of(port, flow);
+                    let shares = board.shares();
+                    tenant_caps::attach(&mut updates, &shares, tenant_local, &nics, coflow_of);
+                }
+                updates
             };
             push(&brain, updates);
         }

@@ -39,6 +39,8 @@ pub struct Shared {
     pub max_daemons: usize,
     /// Cornet broadcasts: the coordinator is their controller.
     pub broadcasts: Mutex<super::broadcast::Broadcasts>,
+    /// hug, drf, psp: tenants' reported vectors in, the policy's shares out.
+    pub board: Option<coflowkit_sched::tenant::Board>,
 }
 
 impl Shared {
@@ -122,7 +124,9 @@ impl Coordinator for Service {
             return Err(bad("parents", "more than 1024"));
         }
         check_name("name", &r.name)?;
-        if !r.clairvoyant && self.0.clairvoyant {
+        // The multi-tenant policies take a non-clairvoyant coflow's vector from its report.
+        let hidden = !r.clairvoyant && self.0.board.is_some();
+        if !r.clairvoyant && self.0.clairvoyant && !hidden {
             return Err(Status::failed_precondition(format!(
                 "scheduler {} needs flow sizes; register the coflow as clairvoyant or run a \
                  non-clairvoyant scheduler (aalo, fair)",
@@ -139,6 +143,9 @@ impl Coordinator for Service {
             r.parents,
         );
         let id = id.map_err(|e| bad("parents", e))?;
+        if hidden {
+            self.0.lock().hide_sizes(id);
+        }
         self.0.changed();
         tracing::info!(coflow = id, "registered");
         Ok(Response::new(RegisterCoflowReply { coflow: id }))
@@ -147,6 +154,9 @@ impl Coordinator for Service {
     async fn unregister_coflow(&self, req: Request<CoflowRef>) -> Result<Response<Empty>, Status> {
         let id = req.into_inner().coflow;
         self.0.lock().unregister(id);
+        if let Some(b) = &self.0.board {
+            b.forget(id);
+        }
         self.0.broadcasts().forget_coflow(id);
         self.0.changed();
         tracing::info!(coflow = id, "unregistered");
@@ -385,6 +395,63 @@ impl Coordinator for Service {
             )
             .map_err(refused)?;
         tracing::info!(coflow = r.coflow, data_id = %r.data_id, bytes = size, "broadcast started");
+        Ok(Response::new(Empty {}))
+    }
+
+    async fn report_vector(&self, req: Request<VectorReport>) -> Result<Response<Empty>, Status> {
+        let r = req.into_inner();
+        let Some(board) = &self.0.board else {
+            return Err(Status::failed_precondition(format!(
+                "scheduler {} takes no correlation vectors; run hug, drf or psp",
+                self.0.scheduler
+            )));
+        };
+        if r.entries.is_empty() {
+            board.forget(r.coflow);
+            self.0.lock().policy_input_changed();
+            self.0.changed();
+            return Ok(Response::new(Empty {}));
+        }
+        let (ports, capacities, entries) = {
+            let s = self.0.lock();
+            if s.coflow(r.coflow).is_none() {
+                return Err(bad("coflow", format!("{} is not registered", r.coflow)));
+            }
+            let fabric = s.fabric();
+            let ports = fabric.ports();
+            let mut entries = Vec::new();
+            for (i, e) in r.entries.iter().enumerate() {
+                check_name("entries.daemon", &e.daemon)?;
+                for (side, v) in [("up", e.up), ("down", e.down)] {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(bad(
+                            &format!("entries[{i}].{side}"),
+                            format!("{v} for daemon {}; must be finite and >= 0", e.daemon),
+                        ));
+                    }
+                }
+                let port = daemon_port(&s, &e.daemon)?;
+                if entries.iter().any(|&(l, _)| l == port as u32) {
+                    return Err(bad(
+                        &format!("entries[{i}].daemon"),
+                        format!("{} named twice", e.daemon),
+                    ));
+                }
+                entries.push((port as u32, e.up));
+                entries.push(((ports + port) as u32, e.down));
+            }
+            entries.retain(|&(_, v)| v > 0.0);
+            let caps = (fabric.up_bytes_per_s.iter().chain(&fabric.down_bytes_per_s))
+                .map(|&c| c.max(f64::MIN_POSITIVE))
+                .collect();
+            (ports, caps, entries)
+        };
+        board
+            .report(r.coflow, ports, capacities, entries)
+            .map_err(|e| bad("entries", e))?;
+        self.0.lock().policy_input_changed();
+        self.0.changed();
+        tracing::info!(coflow = r.coflow, "correlation vector reported");
         Ok(Response::new(Empty {}))
     }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use crate::proto::{FlowInfo, RateUpdate};
+use crate::proto::{FlowInfo, RateUpdate, TenantCaps};
 
 pub struct Flow {
     pub info: FlowInfo,
@@ -32,6 +32,8 @@ struct Inner {
     coordinated: bool,
     ended: Vec<Ended>,
     round: u64,
+    /// hug, drf, psp: the coflows' reservations and caps on this uplink (tenant_pace.rs).
+    tenant: Option<TenantCaps>,
 }
 
 pub struct Flows {
@@ -49,6 +51,7 @@ impl Flows {
                 coordinated: false,
                 ended: Vec::new(),
                 round: 0,
+                tenant: None,
             }),
         }
     }
@@ -99,6 +102,7 @@ impl Flows {
         }
         g.round = u.round;
         g.coordinated = true;
+        g.tenant = u.tenant.clone();
         for r in &u.rates {
             if let Some(f) = g.flows.get_mut(&r.flow) {
                 f.assigned = Some(r.bytes_per_s.max(0.0));
@@ -122,8 +126,19 @@ impl Flows {
     fn apply(&self, g: &mut Inner) {
         let share = self.nic_bytes_per_s / g.flows.len().max(1) as f64;
         let coordinated = g.coordinated;
-        for f in g.flows.values() {
-            let r = if coordinated {
+        let paced = match (&g.tenant, coordinated) {
+            (Some(caps), true) => {
+                let given: Vec<(u64, f64)> = (g.flows.values())
+                    .map(|f| (f.info.coflow, f.assigned.unwrap_or(0.0)))
+                    .collect();
+                Some(super::tenant_pace::pace(&given, caps, self.nic_bytes_per_s))
+            }
+            _ => None,
+        };
+        for (i, f) in g.flows.values().enumerate() {
+            let r = if let Some(p) = &paced {
+                p[i]
+            } else if coordinated {
                 f.assigned.unwrap_or(0.0)
             } else {
                 share
@@ -184,6 +199,7 @@ mod tests {
                 bytes_per_s: 80.0,
             }],
             unregistered: vec![],
+            tenant: None,
         });
         assert_eq!(*ra.borrow(), 80.0);
         assert_eq!(*rb.borrow(), 0.0, "unassigned flows wait");

@@ -11,6 +11,7 @@ mod serve;
 pub mod spill_file;
 pub mod store;
 mod swarm;
+mod tenant_pace;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

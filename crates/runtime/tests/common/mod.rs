@@ -36,7 +36,17 @@ impl Cluster {
         nics: &[f64],
         tweak: impl Fn(&mut DaemonConfig),
     ) -> Cluster {
-        let c = coordinator::spawn(CoordinatorConfig::new(token(), scheduler), loopback()).unwrap();
+        Cluster::start_configured(CoordinatorConfig::new(token(), scheduler), nics, tweak)
+    }
+
+    /// A cluster whose coordinator runs with `config` (its token must be [`token`]).
+    pub fn start_configured(
+        config: CoordinatorConfig,
+        nics: &[f64],
+        tweak: impl Fn(&mut DaemonConfig),
+    ) -> Cluster {
+        let scheduler = config.scheduler;
+        let c = coordinator::spawn(config, loopback()).unwrap();
         let addr = c.addr();
         let mut daemons = Vec::new();
         let mut daemon_addrs = Vec::new();

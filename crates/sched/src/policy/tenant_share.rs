@@ -5,13 +5,20 @@
 //! two ends' parts. Spare a coflow is allowed on a port it cannot use (its flows are held back
 //! by their other end) stays idle: a MADD coflow gains nothing from it.
 //!
-//! A coflow whose sizes are unknown (non-clairvoyant: `remaining_bytes` infinite) counts each
-//! unfinished flow as one unit of demand on its uplink and its downlink: the thesis' default
-//! all-ones vector, per flow and on the links the coflow uses (docs/hug.md, choice 11).
+//! A coflow whose sizes are unknown (non-clairvoyant: `remaining_bytes` infinite) uses the
+//! vector it reported on the [`Board`] (the client API's `report_vector`), if any; its share of
+//! each link is then split among its flows by max-min within those shares (its flows' sizes are
+//! unknown, the vector says nothing per flow). Without a report it counts each unfinished flow
+//! as one unit of demand on its uplink and its downlink: the thesis' default all-ones vector,
+//! per flow and on the links the coflow uses (docs/hug.md, choice 13).
 
+use std::collections::HashMap;
+
+use crate::alloc::{Budget, Demand, WaterFill};
 use crate::machinery::Machinery;
-use crate::tenant::{drf, hug, psp, HugOptions, Links, SparseSpec, Tenants};
-use crate::{Decision, Rates, Scheduler, Snapshot};
+use crate::tenant::board::{Board, LinkShare, Reported, Shares};
+use crate::tenant::{drf, hug, psp, Allocation, HugOptions, Links, Mode, SparseSpec, Tenants};
+use crate::{CoflowState, Decision, Rates, Scheduler, Snapshot};
 
 /// Which allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,12 +31,81 @@ pub enum TenantPolicy {
 #[derive(Debug)]
 pub struct TenantShare {
     policy: TenantPolicy,
+    /// Reported vectors in, the last shares out (the coordinator's); `None` in the simulator.
+    board: Option<Board>,
+    fill: WaterFill,
 }
 
 impl TenantShare {
     pub fn new(policy: TenantPolicy) -> Self {
-        TenantShare { policy }
+        TenantShare {
+            policy,
+            board: None,
+            fill: WaterFill::default(),
+        }
     }
+
+    /// Read reported vectors from `board` and write every decision's shares to it.
+    pub fn with_board(policy: TenantPolicy, board: Board) -> Self {
+        TenantShare {
+            board: Some(board),
+            ..TenantShare::new(policy)
+        }
+    }
+}
+
+/// The tenants of a snapshot: the coflows with bytes left (`members`, indices into the
+/// snapshot), their specs, and which of them use a reported vector.
+struct Built {
+    members: Vec<usize>,
+    specs: Vec<SparseSpec>,
+    reported: Vec<bool>,
+}
+
+fn tenants_of(coflows: &[CoflowState], ports: usize, reports: &HashMap<u64, Reported>) -> Built {
+    let mut b = Built {
+        members: Vec::new(),
+        specs: Vec::new(),
+        reported: Vec::new(),
+    };
+    let mut bytes = vec![0.0; 2 * ports];
+    for (c, co) in coflows.iter().enumerate() {
+        let live = || co.flows.iter().filter(|fl| fl.remaining_bytes > 0.0);
+        if live().next().is_none() {
+            continue;
+        }
+        let unknown = live().any(|fl| !fl.remaining_bytes.is_finite());
+        let report = (reports.get(&co.id))
+            .filter(|r| unknown && r.iter().all(|&(l, _)| (l as usize) < 2 * ports));
+        let entries = match report {
+            Some(r) => r.clone(),
+            None => {
+                let mut touched = Vec::new();
+                for fl in live() {
+                    for l in [fl.src as usize, ports + fl.dst as usize] {
+                        if bytes[l] == 0.0 {
+                            touched.push(l as u32);
+                        }
+                        bytes[l] += demand(fl.remaining_bytes);
+                    }
+                }
+                touched.sort_unstable();
+                touched
+                    .iter()
+                    .map(|&l| (l, std::mem::take(&mut bytes[l as usize])))
+                    .collect()
+            }
+        };
+        b.specs.push(SparseSpec {
+            name: co.id.to_string(),
+            entries,
+            weight: if co.weight > 0.0 { co.weight } else { 1.0 },
+            bounded: false,
+        });
+        b.members.push(c);
+        b.reported.push(report.is_some());
+    }
+    b
 }
 
 impl Scheduler for TenantShare {
@@ -56,60 +132,75 @@ impl Scheduler for TenantShare {
         let Ok(links) = Links::fabric(ports, caps.clone()) else {
             return Decision::none();
         };
-        // Each coflow with bytes left: its bytes per link (the vector in capacity units).
-        let mut members = Vec::new();
-        let mut specs = Vec::new();
-        let mut bytes = vec![0.0; 2 * ports];
-        for (c, co) in snap.coflows.iter().enumerate() {
-            let mut touched = Vec::new();
-            for fl in co.flows.iter().filter(|fl| fl.remaining_bytes > 0.0) {
-                for l in [fl.src as usize, ports + fl.dst as usize] {
-                    if bytes[l] == 0.0 {
-                        touched.push(l as u32);
-                    }
-                    bytes[l] += demand(fl.remaining_bytes);
+        let reports = self.board.as_ref().map(Board::reports).unwrap_or_default();
+        let mut built = tenants_of(snap.coflows, ports, &reports);
+        if built.specs.is_empty() {
+            self.publish(Shares::default());
+            return Decision::none();
+        }
+        // Reports are checked when made, but against the fabric of then: if one no longer
+        // fits, every coflow falls back to its own default rather than nobody being served.
+        let t = match Tenants::from_sparse(links.clone(), &built.specs) {
+            Ok(t) => t,
+            Err(_) if built.reported.iter().any(|&r| r) => {
+                built = tenants_of(snap.coflows, ports, &HashMap::new());
+                match Tenants::from_sparse(links, &built.specs) {
+                    Ok(t) => t,
+                    Err(_) => return Decision::none(),
                 }
             }
-            if touched.is_empty() {
-                continue;
-            }
-            touched.sort_unstable();
-            let entries = touched
-                .iter()
-                .map(|&l| (l, std::mem::take(&mut bytes[l as usize])))
-                .collect();
-            specs.push(SparseSpec {
-                name: co.id.to_string(),
-                entries,
-                weight: if co.weight > 0.0 { co.weight } else { 1.0 },
-                bounded: false,
-            });
-            members.push(c);
-        }
-        if specs.is_empty() {
-            return Decision::none();
-        }
-        let Ok(t) = Tenants::from_sparse(links, &specs) else {
-            return Decision::none();
+            Err(_) => return Decision::none(),
         };
         let a = match self.policy {
             TenantPolicy::Hug(o) => hug(&t, o),
             TenantPolicy::Drf => drf(&t),
             TenantPolicy::Psp => psp(&t),
         };
-        for (k, &c) in members.iter().enumerate() {
+        for (k, &c) in built.members.iter().enumerate() {
+            let co = &snap.coflows[c];
+            let out = &mut rates.per_coflow[c];
+            let shares = t.tenants[k].links.iter().zip(&a.consumption[k]);
+            if built.reported[k] {
+                // Its bytes/s on each link, shared by max-min among its flows.
+                let mut budget = Budget {
+                    up: vec![0.0; ports],
+                    down: vec![0.0; ports],
+                    floor: caps.iter().fold(0.0f64, |m, &c| m.max(c))
+                        * crate::alloc::budget::FULL_FRACTION,
+                    ..Budget::default()
+                };
+                for (&l, share) in shares {
+                    let l = l as usize;
+                    let side = if l < ports {
+                        &mut budget.up[l]
+                    } else {
+                        &mut budget.down[l - ports]
+                    };
+                    *side = share * caps[l];
+                }
+                let live: Vec<usize> = (0..co.flows.len())
+                    .filter(|&i| co.flows[i].remaining_bytes > 0.0)
+                    .collect();
+                let demands: Vec<Demand> = (live.iter())
+                    .map(|&i| Demand {
+                        src: co.flows[i].src,
+                        dst: co.flows[i].dst,
+                        weight: 1.0,
+                    })
+                    .collect();
+                let mut got = vec![0.0; live.len()];
+                self.fill.fill_rates(&demands, &budget, &mut got);
+                for (&i, r) in live.iter().zip(got) {
+                    out[i] = r;
+                }
+                continue;
+            }
             // Bytes per second this coflow may move per byte it has left on each link.
             let mut per_byte = vec![0.0; 2 * ports];
-            for ((&l, share), &(_, b)) in t.tenants[k]
-                .links
-                .iter()
-                .zip(&a.consumption[k])
-                .zip(&specs[k].entries)
-            {
+            for ((&l, share), &(_, b)) in shares.zip(&built.specs[k].entries) {
                 per_byte[l as usize] = share * caps[l as usize] / b;
             }
-            let co = &snap.coflows[c];
-            for (r, fl) in rates.per_coflow[c].iter_mut().zip(&co.flows) {
+            for (r, fl) in out.iter_mut().zip(&co.flows) {
                 if fl.remaining_bytes > 0.0 {
                     let up = per_byte[fl.src as usize];
                     let down = per_byte[ports + fl.dst as usize];
@@ -117,8 +208,59 @@ impl Scheduler for TenantShare {
                 }
             }
         }
+        if self.board.is_some() {
+            let s = shares(self.policy, snap.coflows, &built.members, &t, &a, &caps);
+            self.publish(s);
+        }
         Decision::none()
     }
+}
+
+impl TenantShare {
+    fn publish(&self, s: Shares) {
+        if let Some(b) = &self.board {
+            b.set_shares(s);
+        }
+    }
+}
+
+/// Every member's guarantee, cap and consumption per link in bytes/s (what the coordinator
+/// pushes to the daemons).
+fn shares(
+    policy: TenantPolicy,
+    coflows: &[CoflowState],
+    members: &[usize],
+    t: &Tenants,
+    a: &Allocation,
+    caps: &[f64],
+) -> Shares {
+    let mut out = Shares {
+        p_star: a.p_star,
+        coflows: HashMap::new(),
+    };
+    for (k, &c) in members.iter().enumerate() {
+        // HUG's cap is the tenant's share of its own bottleneck (where d = 1), the largest of
+        // its guarantees (docs/hug.md, choice 1).
+        let top = a.guarantee[k].iter().fold(0.0f64, |m, &g| m.max(g));
+        let links = t.tenants[k].links.iter().enumerate().map(|(j, &l)| {
+            let (g, use_) = (a.guarantee[k][j], a.consumption[k][j]);
+            let cap = match policy {
+                TenantPolicy::Hug(o) if o.mode == Mode::NonCooperative => top,
+                TenantPolicy::Hug(_) => 1.0,
+                TenantPolicy::Drf => g,
+                TenantPolicy::Psp => use_,
+            };
+            let cap_l = caps[l as usize];
+            LinkShare {
+                link: l,
+                guarantee_bytes_per_s: g * cap_l,
+                cap_bytes_per_s: cap.max(use_) * cap_l,
+                consumption_bytes_per_s: use_ * cap_l,
+            }
+        });
+        out.coflows.insert(coflows[c].id, links.collect());
+    }
+    out
 }
 
 impl Machinery for TenantShare {}

@@ -20,7 +20,8 @@ pub enum Mode {
 }
 
 /// How stage 1 finds the guarantees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Stage1 {
     /// As the thesis: Eq 7.2 when every tenant is elastic, multi-round DRF when one is bounded.
     #[default]

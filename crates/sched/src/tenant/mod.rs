@@ -5,6 +5,7 @@
 //! simulator and the coordinator are meant to call these same functions.
 
 pub mod allocation;
+pub mod board;
 pub mod drf;
 pub mod error;
 pub mod game;
@@ -19,6 +20,7 @@ pub mod spare;
 pub mod vector;
 
 pub use allocation::Allocation;
+pub use board::Board;
 pub use drf::drf;
 pub use error::TenantError;
 pub use hug::{hug, HugOptions, Mode, Stage1};

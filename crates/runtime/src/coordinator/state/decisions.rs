@@ -157,6 +157,7 @@ impl State {
                 round: self.brain.rounds,
                 rates: Vec::new(),
                 unregistered: rec.unregistered.iter().copied().collect(),
+                tenant: None,
             })
             .collect();
         for (k, f) in &rec.flows {

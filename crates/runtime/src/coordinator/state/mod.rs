@@ -54,6 +54,28 @@ impl State {
         (self.rec).register_coflow(now, name, num_flows, deadline_rel_s, weight, parents)
     }
 
+    /// Keep coflow `id`'s flow sizes from the scheduler (a non-clairvoyant coflow under hug,
+    /// drf or psp); false if it is not registered.
+    pub fn hide_sizes(&mut self, id: u64) -> bool {
+        let c = self.rec.coflows.get_mut(&id);
+        c.map(|c| c.sizes_hidden = true).is_some()
+    }
+
+    /// Something the policy reads beside the records changed (a reported vector): decide anew.
+    pub fn policy_input_changed(&mut self) {
+        self.rec.dirty.major = true;
+    }
+
+    /// The coflow of daemon `port`'s flow number `flow`.
+    pub fn coflow_of(&self, port: usize, flow: u64) -> Option<u64> {
+        self.rec.flows.get(&(port, flow)).map(|f| f.coflow)
+    }
+
+    /// The fabric the scheduler sees: one port per daemon ever registered, then the outside.
+    pub fn fabric(&self) -> coflowkit_model::Fabric {
+        self.rec.fabric()
+    }
+
     /// The coflow is gone: its flows and objects are forgotten, daemons told.
     pub fn unregister(&mut self, id: u64) {
         self.rec.unregister(id)

@@ -39,6 +39,9 @@ pub struct CoflowRec {
     pub flows: Vec<FlowKey>,
     /// Became READY (all hinted gets started) at some point.
     pub ready_seen: bool,
+    /// Registered non-clairvoyant under a clairvoyant multi-tenant policy (hug, drf, psp): its
+    /// flows' sizes stay hidden and its reported vector (if any) stands for them.
+    pub sizes_hidden: bool,
 }
 
 impl CoflowRec {
@@ -137,6 +140,7 @@ impl Records {
                 parents,
                 flows: Vec::new(),
                 ready_seen: false,
+                sizes_hidden: false,
             },
         );
         self.dirty.major = true;
@@ -161,6 +165,7 @@ impl Records {
                     parents: Vec::new(),
                     flows: Vec::new(),
                     ready_seen: false,
+                    sizes_hidden: false,
                 },
             );
             self.dirty.major = true;

@@ -98,6 +98,7 @@ fn coflow(
     if !c.ready() {
         return None; // not READY: the scheduler considers it once all hinted gets started
     }
+    let clairvoyant = clairvoyant && !c.sizes_hidden;
     let mut sent = 0.0;
     let mut max_sent: f64 = 0.0;
     let mut flows = Vec::new();
