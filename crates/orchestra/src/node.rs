@@ -15,12 +15,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{broadcast, mpsc, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{broadcast, mpsc, watch, Semaphore};
 use tokio::time::Instant;
 
 use crate::control::{FromNode, PeerInfo, Plan, ToNode};
 use crate::error::io;
 use crate::layout::Layout;
+use crate::link::{self, LinkEvent, Outgoing};
 use crate::mechanism::Mechanism;
 use crate::pace::Pacer;
 use crate::roundrobin::RoundRobin;
@@ -83,7 +84,7 @@ struct Shared {
     /// Each new block's index, to peers' `Have` forwarders and to pipelined requests waiting.
     new_block: broadcast::Sender<u32>,
     slots: Arc<Semaphore>,
-    pacer: Option<Pacer>,
+    pacer: Option<Arc<Pacer>>,
     rr: Mutex<RoundRobin>,
     choke: Mutex<Choke>,
     /// Bumped when the unchoked set changes.
@@ -220,7 +221,7 @@ async fn node(env: NodeEnv) -> Result<(), OrchestraError> {
         blocks: Mutex::new(vec![None; n as usize]),
         new_block: broadcast::channel(n as usize + 64).0,
         slots: Arc::new(Semaphore::new(slots)),
-        pacer: plan.pace_bps.map(Pacer::new),
+        pacer: plan.pace_bps.map(|r| Arc::new(Pacer::new(r))),
         rr: Mutex::new(RoundRobin::new(n)),
         choke: Mutex::new(Choke::default()),
         choke_version: watch::channel(0).0,
@@ -310,7 +311,7 @@ async fn node(env: NodeEnv) -> Result<(), OrchestraError> {
 /// One inbound connection: a peer's requests in, blocks and news out.
 async fn serve(sh: Arc<Shared>, stream: TcpStream) -> std::io::Result<()> {
     let _ = stream.set_nodelay(true);
-    let (mut rd, mut wr) = stream.into_split();
+    let (mut rd, wr) = stream.into_split();
     let peer = match read_msg(&mut rd).await? {
         Some(Msg::Hello { host }) => host,
         m => {
@@ -320,45 +321,19 @@ async fn serve(sh: Arc<Shared>, stream: TcpStream) -> std::io::Result<()> {
             ))
         }
     };
-    let (tx, mut rx) = mpsc::unbounded_channel::<(Msg, Option<OwnedSemaphorePermit>)>();
+    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let w = sh.clone();
-    let writer = tokio::spawn(async move {
-        while let Some((m, permit)) = rx.recv().await {
-            let pacer = matches!(m, Msg::Block { .. })
-                .then_some(w.pacer.as_ref())
-                .flatten();
-            write_msg(&mut wr, &m, pacer).await?;
-            if let Msg::Block { data, .. } = &m {
-                *w.choke_mut().sent_to.entry(peer).or_default() += data.len() as u64;
-            }
-            drop(permit);
-        }
-        Ok::<_, std::io::Error>(())
+    let writer = link::spawn_writer(wr, rx, sh.pacer.clone(), move |n| {
+        *w.choke_mut().sent_to.entry(peer).or_default() += n as u64;
     });
     let mut helpers = Vec::new();
     if sh.swarm() {
-        let mut sub = sh.new_block.subscribe();
-        let _ = tx.send((
-            Msg::HaveMap {
-                have: sh.have_map(),
-            },
-            None,
+        let sh2 = sh.clone();
+        helpers.push(link::spawn_haves(
+            sh.new_block.subscribe(),
+            tx.clone(),
+            move || sh2.have_map(),
         ));
-        let (tx2, sh2) = (tx.clone(), sh.clone());
-        helpers.push(tokio::spawn(async move {
-            loop {
-                let m = match sub.recv().await {
-                    Ok(b) => Msg::Have { block: b },
-                    Err(broadcast::error::RecvError::Lagged(_)) => Msg::HaveMap {
-                        have: sh2.have_map(),
-                    },
-                    Err(broadcast::error::RecvError::Closed) => break,
-                };
-                if tx2.send((m, None)).is_err() {
-                    break;
-                }
-            }
-        }));
     }
     if sh.plan.mechanism == Mechanism::BitTorrent {
         let (tx2, sh2) = (tx.clone(), sh.clone());
@@ -431,7 +406,7 @@ async fn respond(
     peer: u32,
     block: u32,
     wait: bool,
-    tx: mpsc::UnboundedSender<(Msg, Option<OwnedSemaphorePermit>)>,
+    tx: mpsc::UnboundedSender<Outgoing>,
 ) {
     if block >= sh.layout.blocks() {
         let _ = tx.send((Msg::NotHave { block }, None));
@@ -498,20 +473,16 @@ async fn choker(sh: Arc<Shared>) {
 }
 
 enum Ev {
-    Up {
-        host: u32,
-        tx: mpsc::UnboundedSender<Msg>,
-    },
-    Peer {
-        host: u32,
-        msg: Msg,
-    },
-    Down {
-        host: u32,
-    },
+    Link(LinkEvent),
     Ctl(ToNode),
     CtlGone(String),
     Hashed(String),
+}
+
+impl From<LinkEvent> for Ev {
+    fn from(e: LinkEvent) -> Ev {
+        Ev::Link(e)
+    }
 }
 
 struct PeerConn {
@@ -614,7 +585,7 @@ impl Fetcher {
     /// Handle one event; `Some(result)` ends the node.
     fn handle(&mut self, e: Ev) -> Result<Option<Result<(), OrchestraError>>, OrchestraError> {
         match e {
-            Ev::Up { host, tx } => {
+            Ev::Link(LinkEvent::Up { host, tx }) => {
                 self.connecting.remove(&host);
                 if self.m() == Mechanism::BitTorrent {
                     let _ = tx.send(if self.complete() {
@@ -634,8 +605,8 @@ impl Fetcher {
                     },
                 );
             }
-            Ev::Peer { host, msg } => self.on_msg(host, msg)?,
-            Ev::Down { host } => {
+            Ev::Link(LinkEvent::Peer { host, msg }) => self.on_msg(host, msg)?,
+            Ev::Link(LinkEvent::Down { host }) => {
                 self.connecting.remove(&host);
                 if let Some(p) = self.peers.remove(&host) {
                     for (b, &h) in p.have.iter().enumerate() {
@@ -837,30 +808,18 @@ impl Fetcher {
         };
         let (ev, me) = (self.ev_tx.clone(), self.me());
         tokio::spawn(async move {
-            let Ok(s) = TcpStream::connect(addr).await else {
-                let _ = ev.send(Ev::Down { host });
-                return;
+            let open = async move {
+                let s = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+                let _ = s.set_nodelay(true);
+                let (rd, mut wr) = s.into_split();
+                write_msg(&mut wr, &Msg::Hello { host: me }, None)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok((rd, wr))
             };
-            let _ = s.set_nodelay(true);
-            let (mut rd, mut wr) = s.into_split();
-            let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-            let _ = tx.send(Msg::Hello { host: me });
-            tokio::spawn(async move {
-                while let Some(m) = rx.recv().await {
-                    if write_msg(&mut wr, &m, None).await.is_err() {
-                        break;
-                    }
-                }
-            });
-            if ev.send(Ev::Up { host, tx }).is_err() {
-                return;
+            if let Err(e) = link::pump(host, open, &ev).await {
+                tracing::debug!("connection to host {host}: {e}");
             }
-            while let Ok(Some(msg)) = read_msg(&mut rd).await {
-                if ev.send(Ev::Peer { host, msg }).is_err() {
-                    return;
-                }
-            }
-            let _ = ev.send(Ev::Down { host });
         });
     }
 

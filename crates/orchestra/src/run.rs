@@ -143,6 +143,22 @@ pub fn run_broadcast(
     } else {
         None
     };
+    let out = run_broadcast_on(cfg, cluster.as_ref(), node_command)?;
+    if let Some(c) = cluster {
+        c.teardown()
+            .map_err(|e| OrchestraError::Netns(format!("tearing the cluster down: {e}")))?;
+    }
+    Ok(out)
+}
+
+/// As [`run_broadcast`], on a cluster the caller built (at least `receivers + 1` hosts; its
+/// racks should be `cfg.racks`), or on loopback with `None`.
+pub fn run_broadcast_on(
+    cfg: &BroadcastConfig,
+    cluster: Option<&crate::topology::Cluster>,
+    node_command: &dyn Fn() -> Command,
+) -> Result<Vec<BroadcastResult>, OrchestraError> {
+    let hosts = cfg.receivers + 1;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -159,56 +175,74 @@ pub fn run_broadcast(
             }
             _ => cfg.racks.of_hosts(hosts),
         };
-        let ctl_ip = match &cluster {
-            Some(c) => IpAddr::V4(c.net().control_ip()),
-            None => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        };
-        let spawn = |h: u32| -> Result<Command, OrchestraError> {
-            let mut c = match &cluster {
-                Some(cl) => {
-                    let cl = cl.net();
-                    let probe = node_command();
-                    let mut c = cl
-                        .command(h as usize, probe.get_program())
-                        .map_err(|e| OrchestraError::Netns(e.to_string()))?;
-                    c.args(probe.get_args());
-                    c.env(BIND_VAR, cl.hosts()[h as usize].ip.to_string());
-                    c
-                }
-                None => {
-                    let mut c = node_command();
-                    c.env(BIND_VAR, "127.0.0.1");
-                    c
-                }
-            };
-            c.env("COFLOWKIT_RANK", h.to_string());
-            // A node has nothing to say on stdout (the command's table is there); errors go to
-            // stderr.
-            c.stdout(std::process::Stdio::null());
-            Ok(c)
-        };
+        let ctl_ip = control_ip(cluster);
+        let spawn = |h: u32| host_command(cluster, h, node_command);
         let r = rt.block_on(one_run(cfg, m, racks, ctl_ip, &spawn))?;
         out.push(r);
-    }
-    if let Some(c) = cluster {
-        c.teardown()
-            .map_err(|e| OrchestraError::Netns(format!("tearing the cluster down: {e}")))?;
     }
     Ok(out)
 }
 
+/// Where the controller listens: the cluster's control bridge, or loopback.
+pub(crate) fn control_ip(cluster: Option<&crate::topology::Cluster>) -> IpAddr {
+    match cluster {
+        Some(c) => IpAddr::V4(c.net().control_ip()),
+        None => IpAddr::V4(Ipv4Addr::LOCALHOST),
+    }
+}
+
+/// The command that runs host `h`: in its namespace with its address to bind, or on loopback.
+pub(crate) fn host_command(
+    cluster: Option<&crate::topology::Cluster>,
+    h: u32,
+    node_command: &dyn Fn() -> Command,
+) -> Result<Command, OrchestraError> {
+    let mut c = match cluster {
+        Some(cl) => {
+            let cl = cl.net();
+            let ip = cl
+                .hosts()
+                .get(h as usize)
+                .ok_or_else(|| {
+                    OrchestraError::Bad(format!(
+                        "host {h}: the cluster has only {} hosts",
+                        cl.hosts().len()
+                    ))
+                })?
+                .ip;
+            let probe = node_command();
+            let mut c = cl
+                .command(h as usize, probe.get_program())
+                .map_err(|e| OrchestraError::Netns(e.to_string()))?;
+            c.args(probe.get_args());
+            c.env(BIND_VAR, ip.to_string());
+            c
+        }
+        None => {
+            let mut c = node_command();
+            c.env(BIND_VAR, "127.0.0.1");
+            c
+        }
+    };
+    c.env("COFLOWKIT_RANK", h.to_string());
+    // A node has nothing to say on stdout (the command's table is there); errors go to
+    // stderr.
+    c.stdout(std::process::Stdio::null());
+    Ok(c)
+}
+
 /// The node processes of one run; killed and reaped however the run ends.
-struct Children(Vec<Option<Child>>);
+pub(crate) struct Children(pub(crate) Vec<Option<Child>>);
 
 impl Children {
-    fn kill(&mut self, h: u32) {
+    pub(crate) fn kill(&mut self, h: u32) {
         if let Some(Some(c)) = self.0.get_mut(h as usize) {
             let _ = c.kill();
         }
     }
 
     /// Wait up to `grace` for every node to exit, then kill the rest.
-    async fn reap(&mut self, grace: Duration) {
+    pub(crate) async fn reap(&mut self, grace: Duration) {
         let until = Instant::now() + grace;
         loop {
             let mut running = 0;

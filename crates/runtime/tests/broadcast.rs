@@ -88,3 +88,89 @@ async fn a_broadcast_whose_source_died_before_any_block_left_fails_clearly() {
     // The controller's verdict, once the death has settled (orchestra's DEATH_GRACE_S).
     assert!(e.contains("held by no live host (dead: [0])"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_killed_mid_broadcast_leaves_the_others_finishing() {
+    // Slow NICs (4 MB/s) so the broadcast of 4 MiB to five receivers lasts a second or more;
+    // receiver 2's daemon is killed 0.3 s into it, holding some blocks and asked for others.
+    let mut cluster = Cluster::start(SchedulerKind::Fair, &[4e6; 6]);
+    cluster.ready().await;
+    let sender = cluster.client(0).await;
+    let c = sender.register(CoflowOptions::default()).await.unwrap();
+    let data = bytes(23, 4 << 20);
+    let opts = BroadcastOptions {
+        block_bytes: 256 << 10,
+        peer_set: 5,
+    };
+    sender.broadcast_with(c, "m", &data, opts).await.unwrap();
+    let mut gets = Vec::new();
+    for i in 1..=5 {
+        let r = cluster.client(i).await;
+        gets.push(tokio::spawn(async move { r.get(c, "m").await }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Mid-broadcast: nobody is done yet (the whole takes well over a second).
+    assert!(
+        gets.iter().all(|g| !g.is_finished()),
+        "the broadcast ended before the kill"
+    );
+    let t_kill = std::time::Instant::now();
+    cluster.daemons[2].take().unwrap().kill();
+    for (i, g) in gets.into_iter().enumerate() {
+        let h = i + 1;
+        let got = tokio::time::timeout(Duration::from_secs(60), g)
+            .await
+            .unwrap_or_else(|_| panic!("receiver {h} neither finished nor failed in time"))
+            .unwrap();
+        if h == 2 {
+            // Its own daemon is gone: the get fails, it does not hang.
+            assert!(got.is_err(), "the killed receiver's get returned data");
+            continue;
+        }
+        let got = got.unwrap_or_else(|e| panic!("receiver {h}: {e}"));
+        assert!(
+            got == data,
+            "receiver {h}: {} bytes, not the data",
+            got.len()
+        );
+    }
+    // Every survivor finished within the bound above; report how long after the kill.
+    eprintln!("survivors done {:?} after the kill", t_kill.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broadcast_larger_than_a_receivers_memory_bound_is_refused_by_name() {
+    // Daemon 1 may hold 1 MiB; the broadcast is 2 MiB. Daemon 2 has the default bound.
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let mut cluster = Cluster::start_with(SchedulerKind::Fair, &[NIC; 3], |cfg| {
+        if n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            cfg.mem_limit_bytes = 1 << 20;
+        }
+    });
+    cluster.ready().await;
+    let sender = cluster.client(0).await;
+    let c = sender.register(CoflowOptions::default()).await.unwrap();
+    let data = bytes(3, 2 << 20);
+    let opts = BroadcastOptions {
+        block_bytes: 256 << 10,
+        peer_set: 3,
+    };
+    sender.broadcast_with(c, "big", &data, opts).await.unwrap();
+    let small = cluster.client(1).await;
+    let e = tokio::time::timeout(Duration::from_secs(30), small.get(c, "big"))
+        .await
+        .expect("refused in time")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("does not fit") && e.contains("its bound is 1048576 bytes"),
+        "{e}"
+    );
+    let big = cluster.client(2).await;
+    let got = tokio::time::timeout(Duration::from_secs(60), big.get(c, "big"))
+        .await
+        .expect("finished in time")
+        .unwrap();
+    assert!(got == data);
+    drop(cluster.daemons[0].take());
+}

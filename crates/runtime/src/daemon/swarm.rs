@@ -17,6 +17,7 @@ use std::time::Duration;
 use coflowkit_orchestra::cornet;
 use coflowkit_orchestra::data;
 use coflowkit_orchestra::layout::Layout;
+use coflowkit_orchestra::link::{self, LinkEvent, Outgoing};
 use coflowkit_orchestra::pace::Pacer;
 use coflowkit_orchestra::roundrobin::RoundRobin;
 use coflowkit_orchestra::wire::{self, Msg};
@@ -64,10 +65,12 @@ pub struct Swarm {
     outcome: watch::Sender<Option<Result<(), String>>>,
     /// The fetch task, stopped when the swarm is dropped.
     fetcher: Mutex<Option<JoinHandle<()>>>,
+    /// The swarm's bytes, held against the daemon's memory bound until the swarm is dropped.
+    _mem: OwnedSemaphorePermit,
 }
 
 impl Swarm {
-    fn new(layout: Layout, blocks: Vec<Option<Arc<Vec<u8>>>>) -> Swarm {
+    fn new(layout: Layout, blocks: Vec<Option<Arc<Vec<u8>>>>, mem: OwnedSemaphorePermit) -> Swarm {
         let n = layout.blocks();
         let done = blocks.iter().all(Option::is_some);
         Swarm {
@@ -78,6 +81,7 @@ impl Swarm {
             rr: Mutex::new(RoundRobin::new(n)),
             outcome: watch::channel(done.then_some(Ok(()))).0,
             fetcher: Mutex::new(None),
+            _mem: mem,
         }
     }
 
@@ -154,6 +158,7 @@ async fn for_swap(
             format!("data `{data_id}` of coflow {coflow} is still being put; broadcast it once complete")
         })?;
         let layout = Layout::new(size, block_bytes).map_err(|e| e.to_string())?;
+        let mem = reserve(d, size, data_id)?;
         let mut all = Vec::with_capacity(size as usize);
         let (mut buf, mut file) = (Vec::new(), None);
         for i in 0.. {
@@ -170,7 +175,7 @@ async fn for_swap(
                 Some(Arc::new(all[r.start as usize..r.end as usize].to_vec()))
             })
             .collect();
-        Ok::<_, String>(Arc::new(Swarm::new(layout, blocks)))
+        Ok::<_, String>(Arc::new(Swarm::new(layout, blocks, mem)))
     };
     cell.get_or_try_init(|| init).await.cloned()
 }
@@ -185,7 +190,12 @@ async fn joined(d: &Arc<Daemon>, coflow: u64, data_id: &str) -> Result<Arc<Swarm
             return Err(first.failed);
         }
         let layout = Layout::new(first.size_bytes, first.block_bytes).map_err(|e| e.to_string())?;
-        let sw = Arc::new(Swarm::new(layout, vec![None; layout.blocks() as usize]));
+        let mem = reserve(d, layout.bytes, data_id)?;
+        let sw = Arc::new(Swarm::new(
+            layout,
+            vec![None; layout.blocks() as usize],
+            mem,
+        ));
         let (d2, sw2) = (d.clone(), Arc::downgrade(&sw));
         let task = tokio::spawn(async move {
             let res = fetch(&d2, &sw2, key, first).await;
@@ -200,6 +210,23 @@ async fn joined(d: &Arc<Daemon>, coflow: u64, data_id: &str) -> Result<Arc<Swarm
         Ok::<_, String>(sw)
     };
     cell.get_or_try_init(|| init).await.cloned()
+}
+
+/// Hold a swarm's bytes against the daemon's memory bound, which puts and swarms share (a
+/// swarm keeps every block to serve its peers until the coflow ends), or refuse by name.
+fn reserve(d: &Daemon, bytes: u64, data_id: &str) -> Result<OwnedSemaphorePermit, String> {
+    u32::try_from(bytes)
+        .ok()
+        .and_then(|n| d.store.mem.clone().try_acquire_many_owned(n).ok())
+        .ok_or_else(|| {
+            format!(
+                "the broadcast of `{data_id}` ({bytes} bytes) does not fit in daemon {}'s memory: \
+                 its bound is {} bytes, {} in use",
+                d.cfg.advertise,
+                d.store.mem_limit(),
+                d.store.mem_used()
+            )
+        })
 }
 
 /// One call to the controller: the news since the last, and (at the end) the digest.
@@ -309,39 +336,10 @@ where
     }
     frame::write_msg(&mut w, Kind::Reply, &DataReply::default()).await?;
     w.flush().await?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<(Msg, Option<OwnedSemaphorePermit>)>();
-    let pacer = d.swarms.pacer.clone();
-    let writer = tokio::spawn(async move {
-        while let Some((m, permit)) = rx.recv().await {
-            let p = matches!(m, Msg::Block { .. }).then_some(&*pacer);
-            wire::write_msg(&mut w, &m, p).await?;
-            w.flush().await?;
-            drop(permit);
-        }
-        Ok::<_, std::io::Error>(())
-    });
-    let mut sub = sw.new_block.subscribe();
-    let _ = tx.send((
-        Msg::HaveMap {
-            have: sw.have_map(),
-        },
-        None,
-    ));
-    let (tx2, sw2) = (tx.clone(), sw.clone());
-    let haves = tokio::spawn(async move {
-        loop {
-            let m = match sub.recv().await {
-                Ok(b) => Msg::Have { block: b },
-                Err(chan::error::RecvError::Lagged(_)) => Msg::HaveMap {
-                    have: sw2.have_map(),
-                },
-                Err(chan::error::RecvError::Closed) => break,
-            };
-            if tx2.send((m, None)).is_err() {
-                break;
-            }
-        }
-    });
+    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
+    let writer = link::spawn_writer(w, rx, Some(d.swarms.pacer.clone()), |_| {});
+    let sw2 = sw.clone();
+    let haves = link::spawn_haves(sw.new_block.subscribe(), tx.clone(), move || sw2.have_map());
     let result = loop {
         let m = match wire::read_msg(&mut r).await {
             Ok(Some(m)) => m,
@@ -388,19 +386,7 @@ struct PeerConn {
     outstanding: u32,
 }
 
-enum Ev {
-    Up {
-        host: u32,
-        tx: mpsc::UnboundedSender<Msg>,
-    },
-    Peer {
-        host: u32,
-        msg: Msg,
-    },
-    Down {
-        host: u32,
-    },
-}
+type Ev = LinkEvent;
 
 /// A receiver's fetch state (the bookkeeping [`cornet::schedule`] decides from).
 struct Fetch {
@@ -529,10 +515,10 @@ impl Fetch {
                 })),
             };
             self.tasks.push(tokio::spawn(async move {
-                if let Err(why) = peer_conn(&d, &addr, host, req, &ev).await {
+                let open = open_swap(&d, &addr, req);
+                if let Err(why) = link::pump(host, open, &ev).await {
                     tracing::debug!(peer = %addr, "swap connection: {why}");
                 }
-                let _ = ev.send(Ev::Down { host });
             }));
         }
     }
@@ -665,15 +651,19 @@ impl Fetch {
     }
 }
 
-/// One swap connection to a peer's daemon: hello and request, its reply, then the peer
-/// protocol both ways until either side ends.
-async fn peer_conn(
+/// Open a swap connection to a peer's daemon: hello and request, and its reply; then the peer
+/// protocol runs both ways ([`link::pump`]) until either side ends.
+async fn open_swap(
     d: &Daemon,
     addr: &str,
-    host: u32,
     req: DataRequest,
-    ev: &mpsc::UnboundedSender<Ev>,
-) -> Result<(), String> {
+) -> Result<
+    (
+        impl AsyncRead + Unpin,
+        impl AsyncWrite + Unpin + Send + 'static,
+    ),
+    String,
+> {
     let tls = d.cfg.coordinator_tls.as_ref();
     let sock = tls::connect_data(addr, tls)
         .await
@@ -699,30 +689,5 @@ async fn peer_conn(
     if !reply.error.is_empty() {
         return Err(reply.error);
     }
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    let writer = tokio::spawn(async move {
-        while let Some(m) = rx.recv().await {
-            if wire::write_msg(&mut w, &m, None).await.is_err() || w.flush().await.is_err() {
-                break;
-            }
-        }
-    });
-    let _stop = AbortOnDrop(writer);
-    if ev.send(Ev::Up { host, tx }).is_err() {
-        return Ok(());
-    }
-    while let Some(msg) = wire::read_msg(&mut r).await.map_err(io)? {
-        if ev.send(Ev::Peer { host, msg }).is_err() {
-            break;
-        }
-    }
-    Ok(())
-}
-
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    Ok((r, w))
 }
