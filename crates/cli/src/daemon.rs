@@ -59,13 +59,30 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         }
         None => args.listen.to_string(),
     };
+    // Settings are refused before the daemon says it serves, naming the flag.
+    if nic_bps / 8.0 < daemon::MIN_NIC_BYTES_PER_S {
+        bail!(
+            "--nic-rate {}: a daemon's NIC must be at least 8 kbit/s ({} bytes/s)",
+            args.nic_rate,
+            daemon::MIN_NIC_BYTES_PER_S
+        );
+    }
+    let mem_limit_bytes = args.mem_limit_mib.saturating_mul(1 << 20);
+    if mem_limit_bytes < daemon::MIN_MEM_LIMIT_BYTES {
+        bail!(
+            "--mem-limit-mib {}: a daemon needs at least {} bytes (two blocks), so at least 1 MiB",
+            args.mem_limit_mib,
+            daemon::MIN_MEM_LIMIT_BYTES
+        );
+    }
     let mut cfg = DaemonConfig::new(args.coordinator.clone(), token, nic_bps / 8.0);
     cfg.advertise = advertise;
-    cfg.mem_limit_bytes = args.mem_limit_mib.saturating_mul(1 << 20);
+    cfg.mem_limit_bytes = mem_limit_bytes;
     cfg.data_dir = args.data_dir.clone();
     cfg.persist_all = args.persist_all;
     cfg.tls = args.tls.load()?;
     cfg.coordinator_tls = args.tls_client.load()?;
+    cfg.validate()?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_flowsim::{simulate, CoflowOutcome, SimOutput};
 use coflowkit_model::bins::Bin;
+use coflowkit_model::units::short_num;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
@@ -119,12 +120,23 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
         bail!("--tick-ms must be a non-negative number");
     }
+    let min_mem = coflowkit_runtime::daemon::MIN_MEM_LIMIT_BYTES;
+    if args.mem_limit_mib.saturating_mul(1 << 20) < min_mem {
+        bail!(
+            "--mem-limit-mib {}: each daemon needs at least {min_mem} bytes (two blocks), so at \
+             least 1 MiB",
+            args.mem_limit_mib
+        );
+    }
     crate::logs();
     // Servers take as many descriptors as the hard limit allows (the limits scale with it).
     coflowkit_runtime::listen::raise_nofile_limit();
     let (path, trace, _) = args.workload.load()?;
-    let work = scaled_workload(&trace, hosts, args.scale_bytes, args.scale_time);
+    // Everything the scaling could make unusable is refused here, naming the flag, before a
+    // daemon starts or anything is simulated.
     let nics = host_rates(&args, hosts)?;
+    let work = scaled_workload(&trace, hosts, args.scale_bytes, args.scale_time);
+    check_scaled(&trace, &work, args.scale_bytes, args.scale_time)?;
     let fabric = Fabric {
         up_bytes_per_s: nics.clone(),
         down_bytes_per_s: nics.clone(),
@@ -183,10 +195,11 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         })?;
         let spilled = spill.path().to_path_buf();
         rt.spawn(async move {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
+            // The shell's convention: 128 + the signal's number.
+            let code = tokio::select! {
+                _ = int.recv() => 128 + libc::SIGINT,
+                _ = term.recv() => 128 + libc::SIGTERM,
+            };
             if use_netns {
                 eprintln!("interrupted: removing the network namespaces and spilled objects");
                 netns::teardown_all();
@@ -194,7 +207,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 eprintln!("interrupted: removing spilled objects");
             }
             crate::spill_dir::remove_racing(&spilled);
-            std::process::exit(130);
+            std::process::exit(code);
         });
     }
     let mut real_runs = Vec::new();
@@ -258,14 +271,19 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         let sp = |b: Option<&Run>, x: &Run| {
             b.map_or(f64::NAN, |b| b.summary.avg_cct_s / x.summary.avg_cct_s)
         };
+        let diff = 100.0 * (ra - sa) / sa;
         println!(
-            "{:<10} {:>12.3} {:>12.3} {:>7.1}% {:>14.2} {:>14.2}",
+            "{:<10} {:>12.3} {:>12.3} {:>8} {:>14} {:>14}",
             r.name(),
             ra,
             sa,
-            100.0 * (ra - sa) / sa,
-            sp(base_real, r),
-            sp(base_sim, s)
+            if diff.is_finite() {
+                format!("{diff:.1}%")
+            } else {
+                "-".into()
+            },
+            report::ratio(sp(base_real, r)),
+            report::ratio(sp(base_sim, s))
         );
     }
     if let Some(p) = &args.json {
@@ -278,6 +296,43 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             &sim_runs,
             baseline.name(),
         )?;
+    }
+    Ok(())
+}
+
+/// The scaled workload is something daemons can move: every flow a whole number of bytes that
+/// an f64 counts exactly (2^53), and every coflow left with at least one byte (a coflow whose
+/// flows all round to 0 would finish at once, and every ratio with it be 0/0).
+fn check_scaled(trace: &Trace, work: &Trace, scale_bytes: f64, scale_time: f64) -> Result<()> {
+    let max = 2f64.powi(53);
+    for (orig, c) in trace.coflows.iter().zip(&work.coflows) {
+        if let Some(f) = c.flows.iter().find(|f| f.bytes > max) {
+            bail!(
+                "--scale-bytes {}: coflow {} has a flow of {:.3e} bytes after scaling, more \
+                 than the 2^53 bytes a put can carry; use a smaller --scale-bytes",
+                short_num(scale_bytes),
+                c.id,
+                f.bytes
+            );
+        }
+        if c.flows.is_empty() {
+            bail!(
+                "--scale-bytes {}: every flow of coflow {} ({:.3e} bytes) rounds to 0 bytes \
+                 after scaling; use a larger --scale-bytes",
+                short_num(scale_bytes),
+                c.id,
+                orig.bytes()
+            );
+        }
+        let at = c.arrival_s;
+        if !at.is_finite() || at > 1e9 {
+            bail!(
+                "--scale-time {}: coflow {} would arrive {at:.3e} s after the start; use a \
+                 smaller --scale-time",
+                short_num(scale_time),
+                c.id
+            );
+        }
     }
     Ok(())
 }
@@ -303,7 +358,24 @@ fn host_rates(args: &ReplayArgs, hosts: usize) -> Result<Vec<f64>> {
                 down * 8.0
             );
         }
-        rates.push(up * scale);
+        let rate = up * scale;
+        let (lo, hi) = (
+            coflowkit_runtime::daemon::MIN_NIC_BYTES_PER_S,
+            coflowkit_model::units::MAX_RATE_BPS / 8.0,
+        );
+        if !(lo..=hi).contains(&rate) {
+            bail!(
+                "--scale-bytes {} / --scale-time {} makes host {h}'s emulated NIC {rate:.3e} \
+                 bytes/s (its rate {:.3e} bit/s x scale-bytes / scale-time), outside {lo} bytes/s \
+                 to 1 Pbit/s; --scale-bytes must stay within {:.3e}..{:.3e} at this --scale-time",
+                short_num(args.scale_bytes),
+                short_num(args.scale_time),
+                up * 8.0,
+                lo / up * args.scale_time,
+                hi / up * args.scale_time
+            );
+        }
+        rates.push(rate);
     }
     Ok(rates)
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec};
+use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError};
 use coflowkit_model::trace::{self, stats::TraceStats, Format};
 use coflowkit_model::Trace;
 
@@ -146,7 +146,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 mean_interarrival_ms,
                 seed,
             };
-            out.write(&spec.generate()?)?;
+            out.write(&spec.generate().map_err(flag_error)?)?;
         }
         TraceCmd::Gen(GenCmd::Fb {
             base,
@@ -165,10 +165,22 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 ports,
                 seed,
             };
-            out.write(&spec.generate(&base)?)?;
+            out.write(&spec.generate(&base).map_err(flag_error)?)?;
         }
     }
     Ok(())
+}
+
+/// A generator's refusal of a setting, naming the flag the setting came from.
+fn flag_error(e: GenError) -> anyhow::Error {
+    match e {
+        GenError::BadSpec { field, why }
+            if matches!(field, "load" | "ports" | "mean_interarrival_ms") =>
+        {
+            anyhow::anyhow!("--{}: {why}", field.replace('_', "-"))
+        }
+        e => e.into(),
+    }
 }
 
 /// Bytes a generated flow takes in memory, about.

@@ -148,6 +148,16 @@ fn coordinator_and_daemon_processes_show_up_in_status() {
 
 #[test]
 fn sigterm_during_a_local_replay_removes_its_spilled_objects() {
+    // 128 + the signal's number, as shells report a process a signal ended.
+    interrupt_a_local_replay("TERM", 143);
+}
+
+#[test]
+fn sigint_during_a_local_replay_removes_its_spilled_objects() {
+    interrupt_a_local_replay("INT", 130);
+}
+
+fn interrupt_a_local_replay(signal: &str, code: i32) {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
@@ -174,11 +184,11 @@ fn sigterm_during_a_local_replay_removes_its_spilled_objects() {
     let spill = std::env::temp_dir().join(format!("coflowkit-replay-{pid}"));
     assert!(spill.exists(), "{} missing", spill.display());
     let sent = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
     let status = child.0.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "{status}");
+    assert_eq!(status.code(), Some(code), "SIG{signal}: {status}");
     assert!(!spill.exists(), "{} left behind", spill.display());
 }

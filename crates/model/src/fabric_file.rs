@@ -11,8 +11,15 @@ use std::path::Path;
 
 use thiserror::Error;
 
+use crate::trace::bounded::read_bounded;
+use crate::trace::TraceError;
 use crate::units::parse_rate_bps;
 use crate::Fabric;
+
+/// Largest port-rate file read (bytes), and its longest line: `/dev/zero` is not read without
+/// bound.
+pub const MAX_PORT_FILE_BYTES: u64 = 4 << 30;
+pub const MAX_PORT_LINE_BYTES: usize = 1 << 20;
 
 #[derive(Debug, Error)]
 pub enum PortFileError {
@@ -21,6 +28,9 @@ pub enum PortFileError {
         file: String,
         source: std::io::Error,
     },
+    /// Reading the text (bounds, UTF-8), located as trace read errors are.
+    #[error(transparent)]
+    Read(#[from] TraceError),
     #[error("{file}:{line}: field {field} ({name}): {why}")]
     Field {
         file: String,
@@ -38,10 +48,8 @@ pub fn read_port_rates(
     default_bps: f64,
 ) -> Result<Fabric, PortFileError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| PortFileError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    // A line per port (at most 2^24 ports read) at under 100 bytes each, comments aside.
+    let text = read_bounded(path, MAX_PORT_FILE_BYTES, MAX_PORT_LINE_BYTES)?;
     parse_port_rates(&text, &file, ports, default_bps)
 }
 
@@ -111,6 +119,20 @@ mod tests {
         .unwrap();
         assert_eq!(f.up_bytes_per_s, vec![1.25e9, 1.25e8, 1.25e8]);
         assert_eq!(f.down_bytes_per_s, vec![1.25e9, 1.25e8, 6.25e7]);
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_or_has_no_end_is_refused_with_its_line() {
+        let p = std::env::temp_dir().join(format!("coflowkit-pr-{}.txt", std::process::id()));
+        std::fs::write(&p, b"0 1gbit\n# \xe9t\xe9\n").unwrap();
+        let e = read_port_rates(&p, 2, 1e9).unwrap_err().to_string();
+        let name = p.display().to_string();
+        assert_eq!(e, format!("{name}:2: byte 3 of the line is not UTF-8 text"));
+        std::fs::remove_file(&p).unwrap();
+        let e = read_port_rates(Path::new("/dev/zero"), 2, 1e9)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/dev/zero:1: line longer than"), "{e}");
     }
 
     #[test]

@@ -82,9 +82,27 @@ pub fn parse_size_bytes(text: &str) -> Result<u64, SizeError> {
     value.checked_mul(1 << shift).ok_or(err("too large"))
 }
 
+/// `v` for a message: as written for everyday magnitudes, in exponent form beyond them
+/// (`{}` of 1e-300 is 300 digits long).
+pub fn short_num(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(short_num(0.001), "0.001");
+        assert_eq!(short_num(1e300), "1e300");
+        assert_eq!(short_num(-1e-300), "-1e-300");
+        assert_eq!(short_num(42.0), "42");
+    }
 
     #[test]
     fn parses_plain_and_suffixed_rates() {

@@ -43,8 +43,19 @@ proptest! {
 
     #[test]
     fn traces_parse_or_fail_by_name(text in prop_oneof![edited(), "\\PC{0,200}"]) {
-        if let Err(e) = parse_str(&text, "fuzz.txt") {
-            prop_assert!(e.to_string().starts_with("fuzz.txt"), "{}", e);
+        match parse_str(&text, "fuzz.txt") {
+            Err(e) => prop_assert!(e.to_string().starts_with("fuzz.txt"), "{}", e),
+            // What reads is something every ratio is defined on: no coflow of no bytes, no
+            // size past 2^53 bytes, no arrival past 2^53 ms.
+            Ok(t) => {
+                for c in &t.coflows {
+                    prop_assert!(c.bytes() > 0.0, "coflow {} has no bytes", c.id);
+                    prop_assert!(c.arrival_s * 1000.0 <= 2f64.powi(53));
+                    for f in &c.flows {
+                        prop_assert!(f.bytes.is_sign_positive() && f.bytes <= 2f64.powi(53));
+                    }
+                }
+            }
         }
     }
 

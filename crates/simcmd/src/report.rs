@@ -38,6 +38,16 @@ fn speedups(run: &Summary, base: &Summary) -> (f64, f64) {
     )
 }
 
+/// A ratio to two decimals, or `-` where it is undefined (no baseline, a CCT of 0): NaN never
+/// reaches the table (nor the JSON, where serde_json writes it as null).
+pub fn ratio(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "-".into()
+    }
+}
+
 fn secs(v: Option<f64>) -> String {
     match v {
         Some(x) if x.is_finite() => format!("{x:.3}"),
@@ -87,8 +97,8 @@ pub fn table(runs: &[Run], baseline: &str) -> String {
             row.push(secs(s.avg_cct_by_bin_s.get(bin.name()).copied()));
         }
         let (avg, p95) = base.map_or((f64::NAN, f64::NAN), |b| speedups(s, b));
-        row.push(format!("{avg:.2}"));
-        row.push(format!("{p95:.2}"));
+        row.push(ratio(avg));
+        row.push(ratio(p95));
         if with_deadlines {
             row.push(match s.deadlines {
                 Some(d) => format!(
@@ -235,4 +245,60 @@ pub fn write_csv(path: &Path, runs: &[Run]) -> Result<()> {
     }
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_flowsim::CoflowOutcome;
+
+    /// A run of one coflow of this CCT (0 is what a coflow of no bytes would give).
+    fn run(name: &str, cct_s: f64) -> Run {
+        Run::new(SimOutput {
+            scheduler: name.into(),
+            coflows: vec![CoflowOutcome {
+                id: 1,
+                arrival_s: 0.0,
+                finish_s: cct_s,
+                cct_s,
+                isolated_cct_s: cct_s,
+                bytes: 0.0,
+                flows: 1,
+                length_bytes: 0.0,
+                bin: Bin::ALL[0],
+                deadline_s: None,
+                met_deadline: None,
+                avg_fct_s: cct_s,
+                fct_spread: 0.0,
+            }],
+            decisions: 1,
+            redistributions: 0,
+            makespan_s: cct_s,
+            wall_s: 0.0,
+        })
+    }
+
+    #[test]
+    fn undefined_speed_ups_are_a_dash_in_the_table_and_null_in_the_json() {
+        let runs = [run("fifo", 0.0), run("fair", 0.0)];
+        let t = table(&runs, "fair");
+        assert!(!t.contains("NaN") && !t.contains("inf"), "{t}");
+        let fifo = t.lines().find(|l| l.starts_with("fifo")).unwrap();
+        let cells: Vec<&str> = fifo.split_whitespace().collect();
+        // avg x fair and p95 x fair, before the wall time.
+        assert_eq!(cells[cells.len() - 3..cells.len() - 1], ["-", "-"], "{t}");
+        let doc = json_doc(
+            "t",
+            &Fabric::uniform_bps(2, 1e9),
+            &SchedOptions::default(),
+            &runs,
+            "fair",
+        );
+        let text = serde_json::to_string(&doc).unwrap();
+        assert!(!text.contains("NaN"), "{text}");
+        assert!(doc["results"][0]["summary"]["speedup_avg_cct"].is_null());
+        // A defined ratio is still a number.
+        let t = table(&[run("fifo", 1.0), run("fair", 2.0)], "fair");
+        assert!(t.contains("2.00"), "{t}");
+    }
 }

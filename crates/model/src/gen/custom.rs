@@ -16,11 +16,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::arrivals::PoissonArrivals;
+use super::arrivals::{max_mean_ms, too_late, PoissonArrivals};
 use super::width::WidthPlan;
 use super::GenError;
 use crate::coflow::{Coflow, Flow, Trace};
 use crate::trace::num::flow_bytes;
+use crate::trace::MAX_MB;
 
 /// Tolerance on the sum of class fractions.
 const FRACTION_TOLERANCE: f64 = 1e-6;
@@ -74,8 +75,9 @@ impl ClassSpec {
             return bad("width range must satisfy 1 <= min <= max");
         }
         let (lo, hi) = (self.min_length_mb, self.max_length_mb);
-        if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
-            return bad("length range must satisfy 0 < min <= max, finite");
+        // Up to 2^33 MB (2^53 bytes), what trace readers take.
+        if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi && hi <= MAX_MB) {
+            return bad("length range must satisfy 0 < min <= max <= 2^33 MB");
         }
         Ok(())
     }
@@ -226,6 +228,17 @@ impl CustomSpec {
         }
         if !(self.mean_interarrival_ms.is_finite() && self.mean_interarrival_ms >= 0.0) {
             return spec("mean_interarrival_ms", "must be finite and not negative");
+        }
+        if let Some(why) = too_late(self.mean_interarrival_ms, self.coflows) {
+            return spec(
+                "mean_interarrival_ms",
+                &format!(
+                    "{} ms is too long: {why}; for {} coflows it must be at most {:.3e} ms",
+                    crate::units::short_num(self.mean_interarrival_ms),
+                    self.coflows,
+                    max_mean_ms(self.coflows)
+                ),
+            );
         }
         if self.classes.is_empty() {
             return spec("classes", "at least one class is needed");

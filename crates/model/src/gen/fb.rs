@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::arrivals::PoissonArrivals;
+use super::arrivals::{max_mean_ms, too_late, PoissonArrivals};
 use super::GenError;
 use crate::coflow::{Coflow, Flow, Trace};
 
@@ -36,6 +36,18 @@ impl FbScaleSpec {
     /// Coflows with ids 1..=coflows.
     pub fn generate(&self, base: &Trace) -> Result<Trace, GenError> {
         let mean_ms = self.mean_interarrival_ms(base)?;
+        if let Some(why) = too_late(mean_ms, self.coflows) {
+            // The load that brings the mean down to the largest that fits.
+            let min = self.load * mean_ms / max_mean_ms(self.coflows);
+            return Err(GenError::BadSpec {
+                field: "load",
+                why: format!(
+                    "{} is too low: {why}; for {} coflows the load must be at least {min:.3e}",
+                    crate::units::short_num(self.load),
+                    self.coflows
+                ),
+            });
+        }
         let ports = self.ports.unwrap_or(base.ports);
         if ports < base.ports {
             return Err(GenError::BadSpec {

@@ -106,6 +106,13 @@ pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
         }
         write!(out, " {}", reducers.len())?;
         for (p, mb) in &reducers {
+            if *mb > super::MAX_MB {
+                return Err(WriteError::Unrepresentable {
+                    id: c.id,
+                    format: FORMAT,
+                    why: format!("reducer {p} receives {mb:e} MB, past the 2^33 MB a trace holds"),
+                });
+            }
             // `{:?}` is shortest-round-trip and keeps the original's `48.0` look.
             write!(out, " {p}:{mb:?}")?;
         }

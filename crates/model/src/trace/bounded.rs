@@ -51,11 +51,20 @@ pub fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<Stri
         bytes.extend_from_slice(&chunk[..n]);
     }
     String::from_utf8(bytes).map_err(|e| {
-        io(
-            0,
-            std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
-        )
+        let (line, byte) = utf8_error_at(e.as_bytes(), e.utf8_error().valid_up_to());
+        TraceError::new(&file, line, TraceErrorKind::NotUtf8 { byte })
     })
+}
+
+/// Where the first byte that is not UTF-8 lies: its 1-based line and 1-based byte in that line.
+pub fn utf8_error_at(bytes: &[u8], valid_up_to: usize) -> (usize, usize) {
+    let before = &bytes[..valid_up_to];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    (line, valid_up_to - start + 1)
 }
 
 #[cfg(test)]
@@ -70,6 +79,23 @@ mod tests {
                 .contains("/dev/zero:1: line longer than 1048576 bytes"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_is_located_by_line_and_byte() {
+        let p = std::env::temp_dir().join(format!("coflowkit-utf8-{}.txt", std::process::id()));
+        std::fs::write(&p, b"2 1\n1 0 1 \xff1 1 1:1.0\n").unwrap();
+        let e = read_bounded(&p, MAX_TRACE_BYTES, 1000).unwrap_err();
+        let name = p.display().to_string();
+        assert_eq!((e.file.as_str(), e.line), (name.as_str(), 2));
+        assert!(
+            e.to_string()
+                .ends_with(":2: byte 7 of the line is not UTF-8 text"),
+            "{e}"
+        );
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(utf8_error_at(b"\xff", 0), (1, 1));
+        assert_eq!(utf8_error_at(b"ab\ncd\n\nx\xff", 8), (4, 2));
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub enum TraceErrorKind {
     LineTooLong { limit: usize },
     #[error("file larger than {limit} bytes")]
     FileTooLarge { limit: u64 },
+    /// `byte` is 1-based within the line.
+    #[error("byte {byte} of the line is not UTF-8 text")]
+    NotUtf8 { byte: usize },
     #[error("bad header: {0} (expected `<ports> <coflows>`)")]
     BadHeader(String),
     #[error("field 2 (coflow count): the header announces {header} coflows but the file has only {found}")]
@@ -58,8 +61,11 @@ pub enum TraceErrorKind {
     },
     #[error("{field}: port {port} out of range 0..{ports}")]
     PortOutOfRange { field: Field, port: u64, ports: u32 },
-    #[error("{field}: size {mb} MB must be finite (also in bytes) and not negative")]
-    BadSize { field: Field, mb: f64 },
+    /// The text as written: the value itself may be thousands of digits long (1e308).
+    #[error("{field}: size `{text}` MB is not a number of MB from 0 to 2^33 (8 PiB, the most bytes counted exactly)")]
+    BadSize { field: Field, text: String },
+    #[error("{field}: coflow {id} has no bytes (all its sizes are 0 MB): its completion time would be 0 and every ratio with it undefined")]
+    EmptyCoflow { field: Field, id: CoflowId },
     #[error("{field}: duplicate coflow id {id} (first on line {first_line})")]
     DuplicateId {
         field: Field,

@@ -8,7 +8,9 @@ use super::error::{Field, TraceError, TraceErrorKind};
 use crate::coflow::{Coflow, CoflowId, Trace};
 
 /// Largest arrival time read (ms): every integer up to it is exact in an f64.
-const MAX_EXACT_MS: f64 = 9_007_199_254_740_992.0;
+pub const MAX_EXACT_MS: f64 = 9_007_199_254_740_992.0;
+/// Largest size read (MB): 2^33 MB is 2^53 bytes, the most an f64 counts exactly (8 PiB).
+pub const MAX_MB: f64 = 8_589_934_592.0;
 
 /// The tokens of one line and a read position. Field indices are 1-based, as a person counts.
 pub(crate) struct Line<'a> {
@@ -129,17 +131,22 @@ impl<'a> Line<'a> {
         Ok((field, port as u32))
     }
 
-    /// A size in MB. Zero is accepted (an empty flow is odd but harmless); negative, NaN and
-    /// infinite sizes are not.
+    /// A size in MB, from 0 to [`MAX_MB`]. Zero is accepted in a flow (an empty flow is odd but
+    /// harmless; a coflow of no bytes is refused by [`read_lines`]); `-0` reads as 0.
+    /// Negative, NaN, infinite and larger sizes are refused: finite in MB is not enough (1e308
+    /// MB is infinite in bytes), and past 2^53 bytes sizes are no longer exact.
     pub fn mb_of(&self, field: Field, text: &str) -> Result<f64, TraceError> {
         let mb: f64 = text
             .parse()
             .map_err(|_| self.bad_number(field.clone(), text, "a size in MB"))?;
-        // Finite in MB is not enough: 1e308 MB is infinite in bytes.
-        if !(mb * crate::units::MB).is_finite() || mb < 0.0 {
-            return Err(self.err(TraceErrorKind::BadSize { field, mb }));
+        if !(0.0..=MAX_MB).contains(&mb) {
+            return Err(self.err(TraceErrorKind::BadSize {
+                field,
+                text: text.to_string(),
+            }));
         }
-        Ok(mb)
+        // -0 + 0 is +0: no negative zero reaches a division.
+        Ok(mb + 0.0)
     }
 
     pub fn finish(&self) -> Result<(), TraceError> {
@@ -183,6 +190,13 @@ pub(crate) fn read_lines(
             return Err(line.err(TraceErrorKind::TooManyCoflows { header: expected }));
         }
         let coflow = parse_line(&mut line, ports)?;
+        if coflow.bytes() <= 0.0 {
+            // Its CCT would be 0, and every speed-up or slowdown with it 0/0.
+            return Err(line.err(TraceErrorKind::EmptyCoflow {
+                field: Field::new(1, "coflow id"),
+                id: coflow.id,
+            }));
+        }
         if let Some(&first) = first_line.get(&coflow.id) {
             return Err(line.err(TraceErrorKind::DuplicateId {
                 field: Field::new(1, "coflow id"),
@@ -259,11 +273,45 @@ mod tests {
             e.to_string().starts_with("f:2: field 5 (reducer MB)"),
             "{e}"
         );
-        assert!(l.mb_of(Field::new(5, "reducer MB"), "1e300").is_ok());
+        assert!(l.mb_of(Field::new(5, "reducer MB"), "8589934592").is_ok());
+        for huge in ["1e300", "8589934593", "99999999999999999999999"] {
+            let e = l.mb_of(Field::new(5, "reducer MB"), huge).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("f:2: field 5 (reducer MB): size `{huge}` MB")),
+                "{e}"
+            );
+        }
+        // The message quotes the text, not its 309 digits.
+        assert!(e.to_string().len() < 200, "{e}");
         let mut l = Line::new("f", 3, "1e17 9007199254740992");
         let e = l.ms("arrival ms").unwrap_err().to_string();
         assert!(e.starts_with("f:3: field 1 (arrival ms): `1e17`"), "{e}");
         assert!(l.ms("arrival ms").is_ok());
+    }
+
+    #[test]
+    fn negative_zero_reads_as_zero_and_a_coflow_of_no_bytes_is_refused() {
+        let l = Line::new("f", 2, "");
+        let z = l.mb_of(Field::new(5, "reducer MB"), "-0").unwrap();
+        assert!(z == 0.0 && z.is_sign_positive());
+        assert!(l.mb_of(Field::new(5, "reducer MB"), "-0.0001").is_err());
+        for text in [
+            "2 1\n7 0 1 0 1 1:0\n",
+            "2 1\n7 0 1 0 1 1:-0\n",
+            "2 1\n7 0 1 1 1 0 1 -0\n",
+        ] {
+            let e = crate::trace::parse_str(text, "t.txt")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("t.txt:2: field 1 (coflow id): coflow 7 has no bytes"),
+                "{text:?}: {e}"
+            );
+        }
+        // A zero flow beside others is still fine.
+        let t = crate::trace::parse_str("3 1\n7 0 1 0 2 1:0 2:1\n", "t.txt").unwrap();
+        assert_eq!(t.coflows[0].flows.len(), 2);
     }
 
     #[test]

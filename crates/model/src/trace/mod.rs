@@ -18,6 +18,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use error::{Field, TraceError, TraceErrorKind, WriteError};
+pub use lines::{MAX_EXACT_MS, MAX_MB};
 pub use sincronia::DeclaredCounts;
 pub use stats::{BinStats, TraceStats};
 
@@ -158,6 +159,16 @@ fn check_writable(c: &Coflow, ports: u32, format: &'static str) -> Result<(), Wr
             c.arrival_s
         ));
     }
+    // What the readers refuse is not written: a file the tools cannot read back is a loss.
+    if c.arrival_s * 1000.0 > MAX_EXACT_MS {
+        return fail(format!(
+            "arrival {:e} ms is past 2^53 ms, where milliseconds are no longer exact",
+            c.arrival_s * 1000.0
+        ));
+    }
+    if c.bytes() <= 0.0 {
+        return fail("it has no bytes (a coflow of 0 MB)".into());
+    }
     for f in &c.flows {
         if f.src >= ports || f.dst >= ports {
             return fail(format!(
@@ -165,7 +176,7 @@ fn check_writable(c: &Coflow, ports: u32, format: &'static str) -> Result<(), Wr
                 f.src, f.dst
             ));
         }
-        if !f.bytes.is_finite() || f.bytes < 0.0 {
+        if !f.bytes.is_finite() || f.bytes < 0.0 || f.bytes > MAX_MB * crate::units::MB {
             return fail(format!(
                 "flow {} -> {} has size {} bytes",
                 f.src, f.dst, f.bytes

@@ -269,19 +269,19 @@ fn negative_or_non_finite_size() {
         "150 1\n1 0 1 22 1 65:-1\n",
         2,
         "field 6 (reducer MB)",
-        "size -1 MB",
+        "size `-1` MB",
     );
     fails(
         "150 1\n1 0 1 22 1 65:inf\n",
         2,
         "field 6 (reducer MB)",
-        "finite",
+        "from 0 to 2^33",
     );
     fails(
         "16 2\n0 0 1 1 1 0 3 1\n1 0 1 1 1 0 3 NaN\n",
         3,
         "field 8 (flow 1 MB)",
-        "size NaN MB",
+        "size `NaN` MB",
     );
 }
 

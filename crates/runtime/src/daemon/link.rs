@@ -60,16 +60,46 @@ pub async fn report_start(d: &Daemon, f: FlowInfo) {
     }
 }
 
-/// Keep the coordinator connection up for the daemon's life.
-pub async fn run(d: Arc<Daemon>) {
+/// Why a session with the coordinator ended: something a retry may mend (the coordinator is
+/// down, restarting, full), or a refusal no retry can change (a wrong token, another protocol
+/// version, a registration it calls invalid).
+enum Ended {
+    Retry(String),
+    Refused(String),
+}
+
+impl From<tonic::Status> for Ended {
+    fn from(s: tonic::Status) -> Ended {
+        match s.code() {
+            tonic::Code::Unauthenticated => Ended::Refused(format!(
+                "{} (is --token-file the coordinator's token?)",
+                s.message()
+            )),
+            _ => Ended::Retry(s.to_string()),
+        }
+    }
+}
+
+/// Keep the coordinator connection up for the daemon's life; returns only when the coordinator
+/// refuses this daemon for good, with the reason (the daemon then stops: a daemon no
+/// coordinator will take can only hold data nobody can find).
+pub async fn run(d: Arc<Daemon>) -> crate::error::Error {
     let mut interval = d.cfg.report_interval;
-    // Retries are warned about when the reason changes, and every minute while it lasts (a
-    // wrong token, an unreachable coordinator), at debug otherwise.
+    // Retries are warned about when the reason changes, and every minute while it lasts (an
+    // unreachable coordinator), at debug otherwise.
     let mut warned: Option<(String, std::time::Instant)> = None;
     loop {
         match session(&d, &mut interval).await {
             Ok(()) => tracing::warn!("coordinator closed the rate stream"),
-            Err(e) => {
+            Err(Ended::Refused(msg)) => {
+                *d.link.client.lock().await = None;
+                d.flows.fall_back();
+                return crate::error::Error::Remote {
+                    peer: format!("coordinator {}", d.cfg.coordinator),
+                    msg,
+                };
+            }
+            Err(Ended::Retry(e)) => {
                 let again = warned
                     .as_ref()
                     .is_some_and(|(w, at)| *w == e && at.elapsed() < Duration::from_secs(60));
@@ -87,14 +117,14 @@ pub async fn run(d: Arc<Daemon>) {
     }
 }
 
-async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String> {
+async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), Ended> {
     let mut c = rpc::connect_with(
         &d.cfg.coordinator,
         &d.cfg.token,
         d.cfg.coordinator_tls.as_ref(),
     )
     .await
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| Ended::Retry(e.to_string()))?;
     let reply = c
         .register_daemon(RegisterDaemonRequest {
             protocol_version: PROTOCOL_VERSION,
@@ -104,7 +134,14 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String>
             flows: d.flows.running(),
         })
         .await
-        .map_err(|s| s.to_string())?
+        .map_err(|s| match s.code() {
+            // Another protocol version, or a registration the coordinator calls invalid: the
+            // same request would be refused again.
+            tonic::Code::FailedPrecondition | tonic::Code::InvalidArgument => {
+                Ended::Refused(format!("registration refused: {}", s.message()))
+            }
+            _ => Ended::from(s),
+        })?
         .into_inner();
     if reply.report_interval_s > 0.0 && reply.report_interval_s.is_finite() {
         *interval = Duration::from_secs_f64(reply.report_interval_s.clamp(0.001, 10.0));
@@ -113,8 +150,7 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String>
         .subscribe_rates(Subscribe {
             daemon: d.cfg.advertise.clone(),
         })
-        .await
-        .map_err(|s| s.to_string())?
+        .await?
         .into_inner();
     *d.link.client.lock().await = Some(c.clone());
     tracing::info!(coordinator = %d.cfg.coordinator, "registered with the coordinator");
@@ -134,7 +170,7 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), String>
                 dropped = listed;
             }
             Ok(None) => break Ok(()),
-            Err(s) => break Err(s.to_string()),
+            Err(s) => break Err(Ended::from(s)),
         }
     };
     reporter.abort();

@@ -33,6 +33,8 @@ use store::Store;
 /// The slowest NIC accepted (bytes per second): below it a block takes hours to pace, and a
 /// rate such as 1e-300 would pace gets at zero forever.
 pub const MIN_NIC_BYTES_PER_S: f64 = 1000.0;
+/// The smallest memory bound accepted (bytes): two blocks, one being put and one being read.
+pub const MIN_MEM_LIMIT_BYTES: u64 = 2 * BLOCK_BYTES as u64;
 
 /// Everything a daemon is started with.
 #[derive(Debug, Clone)]
@@ -79,18 +81,19 @@ impl DaemonConfig {
         }
     }
 
-    fn check(&self) -> Result<()> {
+    /// The settings' own checks, with no side effect (the data dir is made when serving): a
+    /// command can refuse a bad setting before it says it serves.
+    pub fn validate(&self) -> Result<()> {
         self.limits.check().map_err(Error::Config)?;
         if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s >= MIN_NIC_BYTES_PER_S) {
             return Err(Error::Config(format!(
-                "the NIC rate must be finite and at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s), not {}",
+                "the NIC rate must be finite and at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s), not {:.3e}",
                 self.nic_bytes_per_s
             )));
         }
-        if self.mem_limit_bytes < 2 * BLOCK_BYTES as u64 {
+        if self.mem_limit_bytes < MIN_MEM_LIMIT_BYTES {
             return Err(Error::Config(format!(
-                "the memory limit must be at least {} bytes (two blocks)",
-                2 * BLOCK_BYTES
+                "the memory limit must be at least {MIN_MEM_LIMIT_BYTES} bytes (two blocks)"
             )));
         }
         if self.advertise.is_empty() {
@@ -103,6 +106,11 @@ impl DaemonConfig {
                 "persisting every put needs a data dir".into(),
             ));
         }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<()> {
+        self.validate()?;
         if let Some(d) = &self.data_dir {
             std::fs::create_dir_all(d)
                 .map_err(|e| Error::io(format!("creating data dir {}", d.display()), e))?;
@@ -162,10 +170,16 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
         swarms: swarm::Swarms::new(cfg.nic_bytes_per_s),
         cfg,
     });
-    tokio::spawn(link::run(d.clone()));
+    let mut link = tokio::spawn(link::run(d.clone()));
     let gate = Gate::new("daemon", d.cfg.limits.clone(), d.stats.clone());
     loop {
-        let (sock, peer, permit) = gate.accept(&listener).await;
+        // Serving ends only when the coordinator refuses this daemon for good.
+        let (sock, peer, permit) = tokio::select! {
+            accepted = gate.accept(&listener) => accepted,
+            refused = &mut link => {
+                return Err(refused.unwrap_or_else(|e| Error::Config(format!("coordinator link: {e}"))));
+            }
+        };
         let d = d.clone();
         tokio::spawn(async move {
             let peer = peer.to_string();

@@ -127,7 +127,14 @@ fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, 
         }
         bytes.extend_from_slice(&chunk[..n]);
     }
-    String::from_utf8(bytes).map_err(|e| (0, format!("not UTF-8: {e}")))
+    String::from_utf8(bytes).map_err(|e| {
+        // Located like any other error: the line, and the byte within it.
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+        let start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let byte = valid.len() - start + 1;
+        (line, format!("byte {byte} of the line is not UTF-8 text"))
+    })
 }
 
 /// Parses matrix text; `file` names it in errors.
@@ -355,4 +362,23 @@ fn write(path: &Path, text: &str) -> Result<(), MatrixError> {
             MatrixErrorKind::Io(e.to_string()),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_that_is_not_utf8_is_located_by_line_and_byte() {
+        let p = std::env::temp_dir().join(format!("coflowkit-mx-{}.txt", std::process::id()));
+        std::fs::write(&p, b"nodes 2 packets\n1 2\n3 \xff\n").unwrap();
+        let e = read_matrix_file(&p).unwrap_err();
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(e.line, 3);
+        assert!(
+            e.to_string()
+                .ends_with(":3: cannot read: byte 3 of the line is not UTF-8 text"),
+            "{e}"
+        );
+    }
 }

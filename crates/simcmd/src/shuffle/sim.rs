@@ -49,10 +49,24 @@ pub fn matrix(
     seed: u64,
     gen: &MatrixArgs,
 ) -> Result<PacketMatrix> {
+    // The simulator refuses fewer than 2 nodes too, but without saying where they came from.
     match path {
-        Some(p) => Ok(read_packet_matrix(p)?),
+        Some(p) => {
+            let m = read_packet_matrix(p)?;
+            if m.n < 2 {
+                bail!(
+                    "{}: field 2 (node count) of the header: a shuffle needs at least 2 nodes, got {}",
+                    p.display(),
+                    m.n
+                );
+            }
+            Ok(m)
+        }
         None => {
             check_nodes(nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
+            if nodes < 2 {
+                bail!("--nodes: a shuffle needs at least 2 nodes, got {nodes}");
+            }
             let spec = GenSpec {
                 nodes,
                 skew,
