@@ -17,11 +17,13 @@ pub fn predict(
     payload: usize,
     rate_bps: f64,
     rtt_packets: u32,
+    grant_batch: u32,
     seed: u64,
 ) -> Option<f64> {
     let pm = m.to_packets(payload as u64, false);
     let mut cfg = SimConfig::new(1, protocol, seed);
     cfg.grant.rtt_packets = rtt_packets;
+    cfg.grant.grant_batch = grant_batch;
     cfg.hop_latency = 1;
     cfg.packet_bytes = payload as u32;
     let step_s = ((payload + WIRE_OVERHEAD) * 8) as f64 / rate_bps;
@@ -41,9 +43,9 @@ mod tests {
             n: 2,
             bytes: vec![0, 10 * 1000, 0, 0],
         };
-        let t = predict(&m, "madd", 1000, 1e6, 2, 1).unwrap();
+        let t = predict(&m, "madd", 1000, 1e6, 2, 1, 1).unwrap();
         let step = (1000.0 + WIRE_OVERHEAD as f64) * 8.0 / 1e6;
         assert!(t >= 10.0 * step && t <= 16.0 * step, "{t} vs step {step}");
-        assert_eq!(predict(&m, "high-entropy", 1000, 1e6, 2, 1), None);
+        assert_eq!(predict(&m, "high-entropy", 1000, 1e6, 2, 1, 1), None);
     }
 }
