@@ -24,7 +24,7 @@ impl WireProto {
     pub fn new(protocol: Protocol) -> WireProto {
         WireProto {
             protocol,
-            grant: GrantOptions::default(),
+            grant: GrantOptions::real_link(),
             madd_gamma: None,
             seed: 0,
         }

@@ -193,6 +193,12 @@ impl SimConfig {
                 "RTTpackets and the overcommitment degree must be at least 1".into(),
             );
         }
+        if self.grant.grant_batch == 0 {
+            return bad(
+                "grant-batch",
+                "grants come in units of at least 1 packet".into(),
+            );
+        }
         let pr = &self.preempt;
         if !(pr.fraction >= 0.0 && pr.fraction < 1.0) {
             return bad(

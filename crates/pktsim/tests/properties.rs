@@ -35,6 +35,7 @@ prop_compose! {
         granted in any::<bool>(), first in any::<bool>(), announce in any::<bool>(),
         prio in 0u8..3, half_core in any::<bool>(), rx_rate in 1u32..3,
         interference in (0u8..3, 1u32..40, 0u8..4, 0u32..3, 0u8..3, any::<bool>()),
+        batch in prop_oneof![2 => Just(1u32), 1 => 2u32..9],
     ) -> SimConfig {
         let (preempt, mean, global, stale, redirect, pro_rata) = interference;
         let mut c = SimConfig::new(racks, PROTOCOLS[p], seed);
@@ -65,6 +66,7 @@ prop_compose! {
             c.bw_variation = Variation { depth: 0.5, mean_steps: mean as f64 };
         }
         c.grant.pro_rata_overcommit = pro_rata;
+        c.grant.grant_batch = batch;
         c
     }
 }

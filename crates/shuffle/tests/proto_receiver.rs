@@ -13,6 +13,7 @@ prop_compose! {
     fn arb_opts()(
         overcommit in 1u32..4, rtt in 1u32..6, window in 0u8..3, c in 1u32..4, ceil in any::<bool>(),
         rand in any::<bool>(), granted in any::<bool>(), policy in 0u8..3, first in any::<bool>(),
+        batch in prop_oneof![Just(1u32), 2u32..9],
     ) -> GrantOptions {
         GrantOptions {
             policy: [Policy::Grpf, Policy::Grpt, Policy::Srpt][policy as usize],
@@ -23,6 +24,7 @@ prop_compose! {
             randomize: rand,
             rx_basis: if granted { RxBasis::Granted } else { RxBasis::Received },
             start: if first { GrantStart::FirstPacket } else { GrantStart::AllSenders },
+            grant_batch: batch,
             ..GrantOptions::default()
         }
     }
@@ -159,4 +161,77 @@ fn sender_never_sends_beyond_its_grants() {
     }
     assert_eq!(sent[1], 6);
     assert!(sent[2] < 3);
+}
+
+/// Four senders of 100 packets each to node 0, no unscheduled data; the receiver's granted
+/// packets arrive one at a time, round robin over the senders holding grants. Returns the
+/// GRANT packets the receiver sent and the most it ever had outstanding.
+fn grants_for_batch(batch: u32) -> (usize, u64) {
+    let opts = GrantOptions {
+        unscheduled: Unscheduled::None,
+        rtt_packets: 4,
+        grant_batch: batch,
+        ..GrantOptions::default()
+    };
+    let limit = opts.max_out_grants();
+    let mut rx = GrpfReceiver::new(0, 5, 4, opts);
+    let mut out = Vec::new();
+    for j in 1..5u32 {
+        let ann = Packet {
+            kind: Kind::Announce,
+            src: j,
+            dst: 0,
+            seq: 0,
+            total: 100,
+            unsched: 0,
+            seed: j as u64,
+        };
+        rx.on_packet(&ann, &mut out);
+    }
+    let (mut allowed, mut sent) = ([0u32; 5], [0u32; 5]);
+    let (mut grants, mut peak, mut turn) = (0, 0, 0);
+    loop {
+        rx.poll_grants(&mut out);
+        peak = peak.max(rx.outstanding());
+        for g in out.drain(..).filter(|p| p.kind == Kind::Grant) {
+            grants += 1;
+            allowed[g.dst as usize] = allowed[g.dst as usize].max(g.seq);
+        }
+        let ready: Vec<usize> = (1..5).filter(|&j| sent[j] < allowed[j]).collect();
+        let Some(&j) = ready.get(turn % ready.len().max(1)) else {
+            break;
+        };
+        turn += 1;
+        let p = Packet {
+            kind: Kind::Data,
+            src: j as u32,
+            dst: 0,
+            seq: sent[j],
+            total: 100,
+            unsched: 0,
+            seed: j as u64,
+        };
+        sent[j] += 1;
+        rx.on_packet(&p, &mut out);
+    }
+    assert!(rx.inbox.done(), "batch {batch}: stalled at {sent:?}");
+    assert!(peak <= limit, "batch {batch}: {peak} outstanding > {limit}");
+    (grants, peak)
+}
+
+#[test]
+fn grant_batches_send_one_grant_per_unit_and_keep_the_limit() {
+    let (one, peak1) = grants_for_batch(1);
+    assert_eq!(one, 400, "a GRANT per packet");
+    assert_eq!(peak1, 40);
+    for k in [2u32, 4, 8] {
+        let (got, peak) = grants_for_batch(k);
+        // One per unit of k (a message's last unit may be short), and a round's units to one
+        // message fold into one datagram.
+        assert!(
+            got <= 4 * 100u32.div_ceil(k) as usize,
+            "k = {k}: {got} grants"
+        );
+        assert!(peak > 40 - k as u64, "k = {k}: only {peak} outstanding");
+    }
 }

@@ -156,7 +156,7 @@ impl ExchangeProtocol {
     pub fn new(protocol: Protocol) -> ExchangeProtocol {
         ExchangeProtocol {
             protocol,
-            grant: GrantOptions::default(),
+            grant: GrantOptions::real_link(),
             madd_gamma: None,
             seed: 0,
         }

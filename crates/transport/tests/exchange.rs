@@ -119,11 +119,19 @@ fn check(op: u64, got: &[Outcome], sz: &[Vec<usize>]) {
     }
 }
 
+/// The transport's defaults (grants batched by `REAL_GRANT_BATCH`), plus GRPF granting per
+/// packet (the thesis' protocol) and in units of 8.
 fn protocols() -> Vec<ExchangeProtocol> {
-    ["grpf", "hadoop-5", "madd"]
+    let mut v: Vec<ExchangeProtocol> = ["grpf", "hadoop-5", "madd"]
         .iter()
         .map(|p| ExchangeProtocol::parse(p).unwrap())
-        .collect()
+        .collect();
+    for k in [1, 8] {
+        let mut p = ExchangeProtocol::parse("grpf").unwrap();
+        p.grant.grant_batch = k;
+        v.push(p);
+    }
+    v
 }
 
 #[test]

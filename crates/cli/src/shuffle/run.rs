@@ -32,6 +32,12 @@ pub struct RunArgs {
     /// lockstep, high-entropy, push-rr, push-blocks.
     #[arg(long, short, default_value = "grpf", value_delimiter = ',')]
     pub protocol: Vec<String>,
+    /// Grant batching of the grant protocols (grpf, grpt, srpt, hadoop-C): receivers grant in
+    /// units of K packets, one GRANT datagram per unit (1: one per DATA packet, the thesis'
+    /// protocol). Several values run each grant protocol once per value, in rows named
+    /// `grpf/b4` [default: the transport's, 4].
+    #[arg(long, value_name = "K", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub grant_batch: Vec<u32>,
     /// Runs of each protocol; the table shows the median completion.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,

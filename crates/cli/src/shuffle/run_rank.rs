@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use coflowkit_group::{Exchange, Group, HighEntropyOptions, ShuffleProto};
 use coflowkit_shuffle::matrix::{generate_with, parse_matrix, ByteMatrix, GenSpec, ShuffleMatrix};
+use coflowkit_shuffle::proto::{Protocol, REAL_GRANT_BATCH};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -18,16 +19,17 @@ use crate::ranks;
 
 /// `hadoop` alone means Hadoop's default of 5 fetchers; `high-entropy` takes the run's seed.
 pub fn parse_protocol(name: &str, seed: u64) -> Result<ShuffleProto> {
-    parse_protocol_for(name, seed, None, None)
+    parse_protocol_for(name, seed, None, None, None)
 }
 
-/// A protocol tuned to the link: the grant protocols' RTTpackets, and MADD's Gamma (the
-/// busiest rank's packets: only the whole matrix knows it).
+/// A protocol tuned to the link: the grant protocols' RTTpackets and grant batch, and MADD's
+/// Gamma (the busiest rank's packets: only the whole matrix knows it).
 fn parse_protocol_for(
     name: &str,
     seed: u64,
     rtt_packets: Option<u32>,
     madd_gamma: Option<u64>,
+    grant_batch: Option<u32>,
 ) -> Result<ShuffleProto> {
     let name = if name.eq_ignore_ascii_case("hadoop") {
         "hadoop-5"
@@ -40,6 +42,9 @@ fn parse_protocol_for(
         ShuffleProto::Wire(w) => {
             if let Some(r) = rtt_packets {
                 w.grant.rtt_packets = r;
+            }
+            if let Some(k) = grant_batch {
+                w.grant.grant_batch = k;
             }
             w.madd_gamma = madd_gamma.map(|g| (g.max(1), 1));
             w.seed = seed;
@@ -82,11 +87,37 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let gamma = m
         .to_packets(a.ranks.payload as u64, true)
         .ideal_bound_packets();
-    let mut rows = Vec::new();
+    // Every (protocol, grant batch) to run; the batch only for protocols that grant.
+    let batches = if a.grant_batch.is_empty() {
+        vec![REAL_GRANT_BATCH]
+    } else {
+        a.grant_batch.clone()
+    };
+    let mut variants = Vec::new();
     for name in &a.protocol {
-        let proto = parse_protocol_for(name, a.seed, Some(rtt), Some(gamma))?;
-        let mut samples = Vec::new();
-        for run in 0..a.repeat {
+        let grants = matches!(
+            parse_protocol(name, a.seed)?,
+            ShuffleProto::Wire(ref w) if matches!(w.protocol, Protocol::Grant(_) | Protocol::Hadoop { .. })
+        );
+        let ks: Vec<Option<u32>> = if grants {
+            batches.iter().map(|&k| Some(k)).collect()
+        } else {
+            vec![None]
+        };
+        for k in ks {
+            let proto = parse_protocol_for(name, a.seed, Some(rtt), Some(gamma), k)?;
+            let label = match k {
+                Some(k) if batches.len() > 1 => format!("{}/b{k}", proto.name()),
+                _ => proto.name(),
+            };
+            variants.push((label, proto, k));
+        }
+    }
+    // Runs go round the variants (run 0 of each, then run 1, ...), so a change in the
+    // machine's load hits every variant alike.
+    let mut samples: Vec<Vec<RunSample>> = vec![Vec::new(); variants.len()];
+    for run in 0..a.repeat {
+        for (v, (label, proto, _)) in variants.iter().enumerate() {
             let sends: Vec<Vec<u8>> = (0..size)
                 .map(|j| payload(a.seed, run, rank, j, m.get(rank, j)))
                 .collect();
@@ -94,8 +125,8 @@ pub fn run(a: &RunArgs) -> Result<()> {
             g.barrier()?;
             let t0 = Instant::now();
             let got = g
-                .alltoallv(sends, &proto)
-                .with_context(|| format!("{name}, run {run}: rank {rank}"))?;
+                .alltoallv(sends, proto)
+                .with_context(|| format!("{label}, run {run}: rank {rank}"))?;
             let elapsed = t0.elapsed().as_secs_f64();
             let ok = (0..size)
                 .all(|i| i == rank || got[i] == payload(a.seed, run, i, rank, m.get(i, rank)));
@@ -107,14 +138,20 @@ pub fn run(a: &RunArgs) -> Result<()> {
                 retransmissions: after.retransmissions - before.retransmissions,
             };
             if let Some(all) = g.gather(0, mine.encode(), 6, RunSample::combine)? {
-                samples.push(RunSample::decode(&all).ok_or_else(|| anyhow!("bad sample"))?);
+                samples[v].push(RunSample::decode(&all).ok_or_else(|| anyhow!("bad sample"))?);
             }
         }
-        if rank == 0 {
+    }
+    let mut rows = Vec::new();
+    if rank == 0 {
+        for ((label, proto, k), samples) in variants.iter().zip(&samples) {
             let sim = a.ranks.rate_bps()?.and_then(|bps| {
-                run_sim::predict(&m, &proto.name(), a.ranks.payload, bps, rtt, a.seed)
+                let batch = k.unwrap_or(1);
+                run_sim::predict(&m, &proto.name(), a.ranks.payload, bps, rtt, batch, a.seed)
             });
-            rows.push(Row::of(&proto.name(), size, &m, rate_bytes, &samples, sim));
+            let mut row = Row::of(label, size, &m, rate_bytes, samples, sim);
+            row.grant_batch = *k;
+            rows.push(row);
         }
     }
     if rank == 0 {

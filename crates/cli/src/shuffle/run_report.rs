@@ -84,6 +84,8 @@ pub struct Row {
     pub checksums_ok: bool,
     /// The packet simulator's completion for the same matrix at the same rate (`run_sim`).
     pub sim_completion_s: Option<f64>,
+    /// The grant protocols' grant batch K (`--grant-batch`); `None` for the others.
+    pub grant_batch: Option<u32>,
 }
 
 impl Row {
@@ -115,6 +117,7 @@ impl Row {
             retransmissions: runs.iter().map(|r| r.retransmissions).sum::<u64>() / n,
             checksums_ok: runs.iter().all(|r| r.ok),
             sim_completion_s,
+            grant_batch: None,
         }
     }
 }
@@ -136,6 +139,8 @@ pub struct Config {
     pub duplicate: f64,
     pub reorder: f64,
     pub payload: usize,
+    /// The grant batches the grant protocols ran with (`--grant-batch`).
+    pub grant_batch: Vec<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -167,6 +172,11 @@ impl Report {
                 duplicate: a.ranks.duplicate,
                 reorder: a.ranks.reorder,
                 payload: a.ranks.payload,
+                grant_batch: if a.grant_batch.is_empty() {
+                    vec![coflowkit_shuffle::proto::REAL_GRANT_BATCH]
+                } else {
+                    a.grant_batch.clone()
+                },
             },
             results: rows,
         }
@@ -175,12 +185,13 @@ impl Report {
     pub fn print(&self) {
         let c = &self.config;
         println!(
-            "{} ranks, skewness {:.3}, {} bytes per message on average, rate {:.1} Mbit/s per rank ({})",
+            "{} ranks, skewness {:.3}, {} bytes per message on average, rate {:.1} Mbit/s per rank ({}), grant batch {:?}",
             c.ranks,
             c.measured_skew,
             c.avg_bytes,
             c.rate_bps / 1e6,
-            c.rate_source
+            c.rate_source,
+            c.grant_batch
         );
         println!(
             "{:<14} {:>12} {:>11} {:>10} {:>10} {:>12} {:>10} {:>8} {:>4}",

@@ -7,7 +7,7 @@
 //! datagram's time at these rates) is shorter than the simulated one. With the real run's
 //! default of 2, Hadoop-C's windows of 2 covered only half the simulated round trip, and the
 //! simulator predicted it twice as slow as the real run on matrices where every receiver has
-//! a few senders. Protocols the simulator lacks (high-entropy) get none.
+//! a few senders. Grants batched in units of K need K - 1 packets more. Protocols the simulator lacks (high-entropy) get none.
 
 use coflowkit_pktsim::{try_run, SimConfig};
 use coflowkit_shuffle::matrix::ByteMatrix;
@@ -25,11 +25,15 @@ pub fn predict(
     payload: usize,
     rate_bps: f64,
     rtt_packets: u32,
+    grant_batch: u32,
     seed: u64,
 ) -> Option<f64> {
     let pm = m.to_packets(payload as u64, false);
     let mut cfg = SimConfig::new(1, protocol, seed);
-    cfg.grant.rtt_packets = rtt_packets.max(SIM_ROUND_TRIP);
+    // Grants in units of K keep between window - K + 1 and window outstanding, so the window
+    // must reach the round trip plus K - 1 to keep a link busy.
+    cfg.grant.rtt_packets = rtt_packets.max(SIM_ROUND_TRIP + grant_batch.max(1) - 1);
+    cfg.grant.grant_batch = grant_batch;
     cfg.hop_latency = SIM_ROUND_TRIP / 4;
     cfg.packet_bytes = payload as u32;
     let step_s = ((payload + WIRE_OVERHEAD) * 8) as f64 / rate_bps;
@@ -49,10 +53,10 @@ mod tests {
             n: 2,
             bytes: vec![0, 10 * 1000, 0, 0],
         };
-        let t = predict(&m, "madd", 1000, 1e6, 2, 1).unwrap();
+        let t = predict(&m, "madd", 1000, 1e6, 2, 1, 1).unwrap();
         let step = (1000.0 + WIRE_OVERHEAD as f64) * 8.0 / 1e6;
         assert!(t >= 10.0 * step && t <= 16.0 * step, "{t} vs step {step}");
-        assert_eq!(predict(&m, "high-entropy", 1000, 1e6, 2, 1), None);
+        assert_eq!(predict(&m, "high-entropy", 1000, 1e6, 2, 1, 1), None);
     }
 
     #[test]
@@ -64,7 +68,9 @@ mod tests {
             bytes: vec![0, 200 * 1000, 0, 0],
         };
         let step = (1000.0 + WIRE_OVERHEAD as f64) * 8.0 / 1e6;
-        let t = predict(&m, "hadoop-5", 1000, 1e6, 2, 1).unwrap();
-        assert!(t <= 210.0 * step, "{} timesteps", t / step);
+        for k in [1, 4, 8] {
+            let t = predict(&m, "hadoop-5", 1000, 1e6, 2, k, 1).unwrap();
+            assert!(t <= 210.0 * step, "K = {k}: {} timesteps", t / step);
+        }
     }
 }

@@ -94,7 +94,26 @@ pub struct GrantOptions {
     /// scaled by its total incoming packets over the largest receiver's, learned out of band
     /// (`Node::set_overcommit_share`). Off by default, as in the evaluated GRPF.
     pub pro_rata_overcommit: bool,
+    /// Grant batching: a receiver grants in units of this many packets (1: one grant per
+    /// packet, the thesis' protocol and the simulator's default). With K > 1 it waits until a
+    /// whole unit fits under its limit (`max_out_grants` for GRPF, the constant window for
+    /// Hadoop-C), advances the chosen message's cumulative grant by the unit (or what is left
+    /// of the message) in one GRANT, and folds grants to the same message decided together
+    /// into one datagram. Outstanding grants then stay between the limit - K + 1 and the limit;
+    /// a pro rata window is checked before each unit, so a message may hold up to its window
+    /// + K - 1. docs/flash-shuffle.md says why and what it costs.
+    #[serde(default = "one")]
+    pub grant_batch: u32,
 }
+
+fn one() -> u32 {
+    1
+}
+
+/// The grant batch of the real transport by default (`GrantOptions::real_link`): on a host
+/// whose CPU is the bottleneck, each GRANT datagram costs as much as a DATA one to send and
+/// receive (docs/transport.md, "Grant batching").
+pub const REAL_GRANT_BATCH: u32 = 4;
 
 impl Default for GrantOptions {
     /// The full GRPF protocol as evaluated (thesis §6, spec §5 first row).
@@ -114,6 +133,7 @@ impl Default for GrantOptions {
             global_exponent: None,
             redirect_limit: None,
             pro_rata_overcommit: false,
+            grant_batch: 1,
         }
     }
 }
@@ -135,6 +155,21 @@ impl GrantOptions {
 
     pub fn max_out_grants(&self) -> u64 {
         self.overcommit as u64 * self.rtt_packets as u64
+    }
+
+    /// The defaults of a real driver: the full protocol with grants batched by
+    /// [`REAL_GRANT_BATCH`] (the simulator keeps 1, the thesis' protocol).
+    pub fn real_link() -> Self {
+        GrantOptions {
+            grant_batch: REAL_GRANT_BATCH,
+            ..GrantOptions::default()
+        }
+    }
+
+    /// The grant unit under a limit of `limit` outstanding grants: K, but never more than the
+    /// limit (a unit that can never fit would stop granting).
+    pub fn grant_unit(&self, limit: u64) -> u64 {
+        (self.grant_batch.max(1) as u64).min(limit.max(1))
     }
 }
 

@@ -7,7 +7,7 @@ use super::config::Window;
 use super::config::{GrantOptions, GrantStart, RxBasis};
 use super::heap::{rotated, IndexedHeap};
 use super::inbox::{Arrival, Inbox};
-use super::packet::{Kind, Packet};
+use super::packet::{push_grant, Packet};
 use super::priority::packet_priority;
 use super::window::{global_threshold, global_window, threshold};
 
@@ -175,11 +175,15 @@ impl GrpfReceiver {
         }
     }
 
-    /// Issues grants while fewer than `max_out_grants` are outstanding.
+    /// Issues grants while fewer than `max_out_grants` are outstanding; with grant batching
+    /// (`grant_batch` K > 1), only in units of K that fit under the limit, grants to one
+    /// message decided together folded into one packet.
     pub fn poll_grants(&mut self, out: &mut Vec<Packet>) {
         if self.opts.start == GrantStart::AllSenders && self.inbox.known < self.inbox.expected {
             return;
         }
+        let unit = self.opts.grant_unit(self.max_out);
+        let since = out.len();
         while self.total_out < self.max_out {
             while let Some((j, t)) = self.blocked.peek() {
                 if self.level() > t {
@@ -200,10 +204,15 @@ impl GrpfReceiver {
                 }
             }
             let m = &mut self.inbox.msgs[j];
-            m.granted += 1;
-            m.out += 1;
-            self.total_out += 1;
-            out.push(Packet::control(Kind::Grant, self.inbox.id, j, m.granted));
+            // K = 1: always 1, and it always fits (the loop's condition).
+            let g = unit.min((m.total - m.granted) as u64);
+            if self.total_out + g > self.max_out {
+                return; // wait until a whole unit fits
+            }
+            m.granted += g as u32;
+            m.out += g as u32;
+            self.total_out += g;
+            push_grant(out, since, unit > 1, self.inbox.id, j, m.granted);
             // With priorities from packets received, a grant changes only eligibility.
             let still = m.granted < m.total && self.threshold(j).is_some_and(|t| self.level() <= t);
             if !(still && self.opts.rx_basis == RxBasis::Received) {

@@ -7,13 +7,15 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::inbox::{Arrival, Inbox};
-use super::packet::{Kind, Packet};
+use super::packet::{push_grant, Packet};
 
 #[derive(Debug, Clone)]
 pub struct HadoopReceiver {
     pub inbox: Inbox,
     connections: usize,
     window: u32,
+    /// Grant unit (`GrantOptions::grant_batch`, at most the window).
+    unit: u32,
     active: Vec<bool>,
     n_active: usize,
     pending: Vec<u32>,
@@ -29,12 +31,14 @@ impl HadoopReceiver {
         expected: u32,
         connections: u32,
         window: u32,
+        batch: u32,
         rng: ChaCha8Rng,
     ) -> Self {
         HadoopReceiver {
             inbox: Inbox::new(id, n, expected),
             connections: connections as usize,
             window,
+            unit: batch.clamp(1, window.max(1)),
             active: vec![false; n],
             n_active: 0,
             pending: Vec::new(),
@@ -62,6 +66,7 @@ impl HadoopReceiver {
         if self.inbox.known < self.inbox.expected {
             return;
         }
+        let since = out.len();
         loop {
             while self.n_active < self.connections && !self.pending.is_empty() {
                 let i = self.rng.gen_range(0..self.pending.len());
@@ -74,9 +79,14 @@ impl HadoopReceiver {
             let j = j as usize;
             let m = &mut self.inbox.msgs[j];
             while m.out < self.window && m.granted < m.total {
-                m.granted += 1;
-                m.out += 1;
-                out.push(Packet::control(Kind::Grant, self.inbox.id, j, m.granted));
+                // K = 1: always 1, and it always fits.
+                let g = self.unit.min(m.total - m.granted);
+                if m.out + g > self.window {
+                    break; // wait until a whole unit fits the window
+                }
+                m.granted += g;
+                m.out += g;
+                push_grant(out, since, self.unit > 1, self.inbox.id, j, m.granted);
             }
             if m.granted == m.total && self.active[j] {
                 self.active[j] = false;

@@ -22,7 +22,7 @@ pub mod window;
 pub use clock::Clock;
 pub use config::{
     GrantOptions, GrantStart, Policy, Protocol, ProtocolError, PushOrder, Rounding, RxBasis,
-    Unscheduled, Window,
+    Unscheduled, Window, REAL_GRANT_BATCH,
 };
 pub use node::{Node, NodeSpec};
 pub use packet::{Kind, Packet};

@@ -177,6 +177,7 @@ impl Node {
                     expected,
                     connections,
                     g.rtt_packets,
+                    g.grant_batch,
                     rng,
                 )),
             ),

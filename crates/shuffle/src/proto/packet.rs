@@ -70,3 +70,24 @@ impl Packet {
         }
     }
 }
+
+/// Queues a cumulative GRANT of packets `0..upto` of the message from `to`. With `fold`, a
+/// GRANT to the same message already queued at `out[since..]` (decided in the same round) is
+/// raised instead: grants are cumulative, so the later one says everything the earlier did.
+pub(crate) fn push_grant(
+    out: &mut Vec<Packet>,
+    since: usize,
+    fold: bool,
+    from: usize,
+    to: usize,
+    upto: u32,
+) {
+    if fold {
+        let same = |p: &&mut Packet| p.kind == Kind::Grant && p.dst == to as u32;
+        if let Some(p) = out[since..].iter_mut().rev().find(same) {
+            p.seq = p.seq.max(upto);
+            return;
+        }
+    }
+    out.push(Packet::control(Kind::Grant, from, to, upto));
+}

@@ -203,6 +203,11 @@ pub struct SimOpts {
     /// its incoming data over the busiest receiver's.
     #[arg(long, help_heading = "Protocol")]
     pub pro_rata_overcommit: bool,
+    /// Grant batching: receivers (GRPF family, Hadoop-C) grant in units of K packets, one
+    /// GRANT per unit, only when a whole unit fits under their limit (1: a grant per packet,
+    /// the thesis' protocol).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Protocol")]
+    pub grant_batch: u32,
     /// GlobalSched (Eq. 3.14): off, fresh (instantaneous all-reduce) or stale:X (the
     /// all-reduce takes X x ceil(log2 N) x 0.5 RTT).
     #[arg(long, default_value = "off", value_parser = parse_global, help_heading = "Protocol")]
@@ -329,6 +334,7 @@ impl SimOpts {
             g.announce_all = a == AnnounceArg::All;
         }
         g.pro_rata_overcommit = self.pro_rata_overcommit;
+        g.grant_batch = self.grant_batch;
         g.redirect_limit = self.redirect_limit_rtt.map(|x| x.saturating_mul(rtt));
         let mut stale = 0.0;
         if let GlobalArg::Stale(x) = self.global_sched {
