@@ -44,9 +44,19 @@ const GRAIN_S: f64 = 1e-9;
 fn key(deadline: f64, remaining: f64, grain: f64, ci: usize, fi: usize) -> Key {
     (
         bits(deadline),
-        (remaining.max(0.0) / grain).round() as u64,
+        round(remaining.max(0.0) / grain),
         (ci as u64) << 32 | fi as u64,
     )
+}
+
+/// `x.round() as u64` for `x >= 0`, bit for bit, without a call into libm: the fraction of a
+/// non-negative float is exact, and ties go up as `round`'s do (away from zero).
+fn round(x: f64) -> u64 {
+    if x >= 4503599627370496.0 || x.is_nan() {
+        return x as u64; // 2^52 and up: whole already (saturating as `as` does)
+    }
+    let whole = x as u64;
+    whole + u64::from(x - whole as f64 >= 0.5)
 }
 
 /// The flow a key names: (coflow index, flow index).
@@ -72,6 +82,9 @@ pub(super) struct Pair {
     live: bool,
     /// Its head's rate in the allocation being computed.
     pub(super) next: f64,
+    /// Its head's present rate, as this policy last set it (worlds only zero the rates of
+    /// flows that end): read here rather than from the world's table, at random.
+    rate: f64,
 }
 
 #[derive(Debug, Default)]
@@ -145,6 +158,7 @@ impl Pfp {
                         end: 0,
                         live: true,
                         next: 0.0,
+                        rate: 0.0,
                     });
                     self.ends.push([f.src, f.dst]);
                 }
@@ -172,9 +186,10 @@ impl Pfp {
     }
 
     /// Find pair `p`'s best unfinished flow at `snap.now_s`: it becomes the head and its key
-    /// is stored; false if every flow of the pair is done. Bytes in the snapshot are as of the
-    /// last decision, so a flow with a rate has sent `rate * dt` more since.
-    fn lead(&mut self, snap: &Snapshot, rates: &Rates, p: usize) -> bool {
+    /// is stored and returned; `None` if every flow of the pair is done. Bytes in the
+    /// snapshot are as of the last decision, so a flow with a rate has sent `rate * dt` more
+    /// since.
+    fn lead(&mut self, snap: &Snapshot, rates: &Rates, p: usize) -> Option<Key> {
         let dt = snap.now_s - self.decided_at;
         let pair = &mut self.pairs[p];
         let mut best: Option<Key> = None;
@@ -198,25 +213,29 @@ impl Pfp {
         }
         pair.live = best.is_some();
         self.keys[p] = best.unwrap_or_default();
-        pair.live
+        best
     }
 
     /// [`Pfp::lead`] for a pair whose head had a rate. Only heads have rates, so the pair's
     /// other flows sent nothing since the last decision and their keys stand, all above the
     /// head's; the head's key only falls as it sends. So while the head runs it stays the
     /// head, and only its key is new: O(1) instead of a look at every flow of the pair.
-    fn lead_served(&mut self, snap: &Snapshot, rates: &Rates, p: usize) -> bool {
+    fn lead_served(&mut self, snap: &Snapshot, rates: &Rates, p: usize) -> Option<Key> {
         let (ci, fi) = head(&self.keys[p]);
         let c = &snap.coflows[ci as usize];
         let f = &c.flows[fi as usize];
         if f.remaining_bytes <= 0.0 {
+            self.pairs[p].rate = 0.0; // the next head has none yet
             return self.lead(snap, rates, p); // finished: look for the next head
         }
         let dt = snap.now_s - self.decided_at;
-        let left = f.remaining_bytes - rates.per_coflow[ci as usize][fi as usize] * dt;
+        let rate = self.pairs[p].rate;
+        debug_assert_eq!(rate, rates.per_coflow[ci as usize][fi as usize]);
+        let left = f.remaining_bytes - rate * dt;
         let deadline = c.deadline_s.unwrap_or(f64::INFINITY);
-        self.keys[p] = key(deadline, left, self.grain, ci as usize, fi as usize);
-        true
+        let k = key(deadline, left, self.grain, ci as usize, fi as usize);
+        self.keys[p] = k;
+        Some(k)
     }
 
     /// The greedy from scratch, or again after only the heads in `sorting` (new key, code)
@@ -266,8 +285,8 @@ impl Scheduler for Pfp {
         self.group(snap);
         self.sorting.clear();
         for p in 0..self.pairs.len() {
-            if self.lead(snap, rates, p) {
-                self.sorting.push((self.keys[p], p as u32));
+            if let Some(k) = self.lead(snap, rates, p) {
+                self.sorting.push((k, p as u32));
             }
         }
         self.sorting.sort_unstable(); // keys are unique
@@ -283,6 +302,7 @@ impl Scheduler for Pfp {
             let pair = &mut self.pairs[p as usize];
             let (ci, fi) = head(&self.keys[p as usize]);
             rates.per_coflow[ci as usize][fi as usize] = pair.next;
+            pair.rate = pair.next;
             pair.next = 0.0;
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
@@ -301,10 +321,9 @@ impl Machinery for Pfp {
         self.sorting.clear();
         for j in 0..self.served.len() {
             let p = self.served[j] as usize;
-            let live = self.lead_served(snap, rates, p);
+            let new = self.lead_served(snap, rates, p);
             let [src, dst] = self.ends[p];
             let code = src << self.shift | dst;
-            let new = live.then_some(self.keys[p]);
             (self.orders).rekey(p as u32, [src, dst], code, new, &self.slot);
             if let Some(k) = new {
                 self.sorting.push((k, code));
@@ -315,15 +334,15 @@ impl Machinery for Pfp {
         self.greedy(snap, true);
         // Hand out the differences; a pair in both lists is settled on its first visit.
         for &p in self.served.iter().chain(&self.next_served) {
-            let pair = &self.pairs[p as usize];
+            let pair = &mut self.pairs[p as usize];
             if !pair.live {
                 continue;
             }
-            let (ci, fi) = head(&self.keys[p as usize]);
-            let rate = &mut rates.per_coflow[ci as usize][fi as usize];
-            let add = pair.next - *rate;
+            let add = pair.next - pair.rate;
             if add != 0.0 {
-                *rate = pair.next;
+                pair.rate = pair.next;
+                let (ci, fi) = head(&self.keys[p as usize]);
+                rates.per_coflow[ci as usize][fi as usize] = pair.next;
                 freed.changed.push((ci, fi, add));
                 let [src, dst] = self.ends[p as usize];
                 let up = &mut freed.spare.up[src as usize];

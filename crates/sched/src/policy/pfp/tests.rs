@@ -257,3 +257,31 @@ fn the_replay_hands_on() {
     let hand_ons = replay(&Fabric::uniform(4, 1.0), cs).expect("same rates");
     assert_eq!(hand_ons, 2);
 }
+
+proptest! {
+    #[test]
+    fn the_grain_rounding_is_round(x in 0.0f64..1e20, bits in any::<u64>()) {
+        prop_assert_eq!(super::round(x), x.round() as u64);
+        // Any non-negative float, NaN aside: subnormals, huge values, exact halves.
+        let y = f64::from_bits(bits >> 1);
+        if !y.is_nan() {
+            prop_assert_eq!(super::round(y), y.round() as u64, "{}", y);
+        }
+    }
+}
+
+#[test]
+fn the_grain_rounding_breaks_ties_up() {
+    for x in [
+        0.0,
+        0.5,
+        1.5,
+        2.5,
+        0.49999999999999994,
+        4503599627370495.5,
+        1e300,
+        f64::INFINITY,
+    ] {
+        assert_eq!(super::round(x), x.round() as u64, "{x}");
+    }
+}
