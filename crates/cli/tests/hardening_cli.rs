@@ -390,3 +390,16 @@ fn directories_full_disks_and_empty_traces_are_refused_plainly() {
         &["no coflows to replay"],
     );
 }
+
+#[test]
+fn a_shuffle_of_no_data_is_refused() {
+    for cmd in ["sim", "gen"] {
+        let out = coflowkit(&["shuffle", cmd, "--nodes", "4", "--avg-packets", "0"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains("--avg-packets") && err.contains("0 is not in 1.."),
+            "{err}"
+        );
+    }
+}
