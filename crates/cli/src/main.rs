@@ -5,6 +5,7 @@ mod broadcast;
 mod collective;
 mod coordinator;
 mod daemon;
+mod error_text;
 mod fetch;
 mod hug;
 mod milliquery;
@@ -122,6 +123,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            // Each cause once: `{:#}` repeats those the message already holds.
+            let e = anyhow::anyhow!(error_text::chain(&e));
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }

@@ -272,11 +272,18 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             b.map_or(f64::NAN, |b| b.summary.avg_cct_s / x.summary.avg_cct_s)
         };
         let diff = 100.0 * (ra - sa) / sa;
+        let secs = |v: f64| {
+            if v.is_finite() {
+                format!("{v:.3}")
+            } else {
+                "-".into()
+            }
+        };
         println!(
-            "{:<10} {:>12.3} {:>12.3} {:>8} {:>14} {:>14}",
+            "{:<10} {:>12} {:>12} {:>8} {:>14} {:>14}",
             r.name(),
-            ra,
-            sa,
+            secs(ra),
+            secs(sa),
             if diff.is_finite() {
                 format!("{diff:.1}%")
             } else {
@@ -304,6 +311,9 @@ pub fn run(args: ReplayArgs) -> Result<()> {
 /// an f64 counts exactly (2^53), and every coflow left with at least one byte (a coflow whose
 /// flows all round to 0 would finish at once, and every ratio with it be 0/0).
 fn check_scaled(trace: &Trace, work: &Trace, scale_bytes: f64, scale_time: f64) -> Result<()> {
+    if work.coflows.is_empty() {
+        bail!("the trace has no coflows to replay");
+    }
     let max = 2f64.powi(53);
     for (orig, c) in trace.coflows.iter().zip(&work.coflows) {
         if let Some(f) = c.flows.iter().find(|f| f.bytes > max) {

@@ -330,3 +330,76 @@ fn a_daemon_with_a_wrong_token_ends_with_a_clear_error() {
             .success()
     );
 }
+
+/// From a second adversarial pass: directories where files belong, and files where a
+/// directory belongs, are refused as such and before any work; a full disk or a missing
+/// coordinator is said once, not once per cause.
+#[test]
+fn directories_full_disks_and_empty_traces_are_refused_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap().to_string();
+    let toy = write(dir.path(), "toy.txt", TOY);
+    for args in [
+        vec!["sim", "--trace", &d, "-s", "fifo"],
+        vec!["trace", "stats", &d],
+        vec!["shuffle", "sim", "--matrix", &d],
+        vec!["sim", "--trace", &toy, "-s", "fifo", "--port-rates", &d],
+    ] {
+        // The whole file is at fault, not its line 1.
+        refused(&args, &[&format!("{d}: "), "it is a directory, not a file"]);
+    }
+    for (flag, path, says) in [
+        ("--json", d.as_str(), "is a directory"),
+        ("--csv", d.as_str(), "is a directory"),
+        ("--plot", toy.as_str(), "exists and is not a directory"),
+    ] {
+        let out = coflowkit(&["sim", "--trace", &toy, "-s", "fifo", flag, path]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("{flag} {path}: {says}")), "{err}");
+        // Refused before the simulation: no table was printed.
+        assert!(out.stdout.is_empty(), "{flag}");
+    }
+    if Path::new("/dev/full").exists() {
+        let err = refused(
+            &["trace", "gen", "fb", "--coflows", "3", "-o", "/dev/full"],
+            &["No space left on device"],
+        );
+        assert_eq!(err.matches("No space left").count(), 1, "{err}");
+    }
+    let err = refused(
+        &["status", "--coordinator", "127.0.0.1:1", "--token-file", &d],
+        &["reading token file", "directory"],
+    );
+    assert_eq!(err.matches("directory").count(), 1, "{err}");
+    let tok = write(dir.path(), "tok", "a-good-enough-token\n");
+    let err = refused(
+        &[
+            "status",
+            "--coordinator",
+            "127.0.0.1:1",
+            "--token-file",
+            &tok,
+        ],
+        &["cannot reach coordinator 127.0.0.1:1", "Connection refused"],
+    );
+    assert_eq!(err.matches("Connection refused").count(), 1, "{err}");
+    let empty = write(dir.path(), "none.txt", "4 0\n");
+    refused(
+        &["replay", "--local", "2", "--trace", &empty, "-s", "fair"],
+        &["no coflows to replay"],
+    );
+}
+
+#[test]
+fn a_shuffle_of_no_data_is_refused() {
+    for cmd in ["sim", "gen"] {
+        let out = coflowkit(&["shuffle", cmd, "--nodes", "4", "--avg-packets", "0"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains("--avg-packets") && err.contains("0 is not in 1.."),
+            "{err}"
+        );
+    }
+}

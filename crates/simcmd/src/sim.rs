@@ -89,6 +89,7 @@ pub struct SimRun {
 /// `coflowkit sim` on a loaded trace: everything after reading `--trace` and before printing.
 /// `path` names the trace in messages and in the JSON document.
 pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
+    check_outputs(args)?;
     let (mut trace, fabric) = args.workload.prepare(path, trace)?;
     if let Some(x) = args.deadlines {
         if !(x >= 0.0 && x.is_finite()) {
@@ -177,6 +178,20 @@ impl SimRun {
             .map(|dir| plot::cct_cdf(dir, &self.runs))
             .transpose()
     }
+}
+
+/// Outputs that cannot be written are refused before the simulation, not after it: `--json`
+/// or `--csv` naming a directory, `--plot` naming something that is not one.
+fn check_outputs(args: &SimArgs) -> Result<()> {
+    for (flag, file) in [("--json", &args.json), ("--csv", &args.csv)] {
+        if let Some(p) = file.as_deref().filter(|p| p.is_dir()) {
+            bail!("{flag} {}: is a directory; name a file", p.display());
+        }
+    }
+    if let Some(p) = args.plot.as_deref().filter(|p| p.exists() && !p.is_dir()) {
+        bail!("--plot {}: exists and is not a directory", p.display());
+    }
+    Ok(())
 }
 
 /// The schedulers the reference has, by our names (`tcf` is its LCF, `aalo` its DARK).

@@ -16,6 +16,13 @@ pub fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<Stri
     let file = path.display().to_string();
     let io = |line: usize, e: std::io::Error| TraceError::new(&file, line, TraceErrorKind::Io(e));
     let mut f = std::fs::File::open(path).map_err(|e| io(0, e))?;
+    // A directory opens; its first read would fail and blame line 1.
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(io(
+            0,
+            std::io::Error::other("it is a directory, not a file"),
+        ));
+    }
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
     let (mut line, mut line_len) = (1usize, 0usize);
@@ -96,6 +103,17 @@ mod tests {
         std::fs::remove_file(&p).unwrap();
         assert_eq!(utf8_error_at(b"\xff", 0), (1, 1));
         assert_eq!(utf8_error_at(b"ab\ncd\n\nx\xff", 8), (4, 2));
+    }
+
+    #[test]
+    fn a_directory_is_refused_as_a_whole() {
+        let dir = std::env::temp_dir();
+        let e = read_bounded(&dir, MAX_TRACE_BYTES, 1000).unwrap_err();
+        assert_eq!(e.line, 0);
+        assert!(
+            e.to_string().ends_with("it is a directory, not a file"),
+            "{e}"
+        );
     }
 
     #[test]

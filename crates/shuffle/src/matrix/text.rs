@@ -103,6 +103,10 @@ pub fn read_matrix_file(path: &Path) -> Result<MatrixFile, MatrixError> {
 fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, (usize, String)> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| (0, e.to_string()))?;
+    // A directory opens; its first read would fail and blame line 1.
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err((0, "it is a directory, not a file".into()));
+    }
     let (mut bytes, mut chunk) = (Vec::new(), vec![0u8; 1 << 16]);
     let (mut line, mut len) = (1usize, 0usize);
     loop {

@@ -47,8 +47,10 @@ pub struct MatrixArgs {
     /// Which generator builds the matrix.
     #[arg(long, value_enum, default_value = "general", help_heading = "Matrix")]
     pub generator: GeneratorArg,
-    /// Average message size in full packets.
-    #[arg(long, default_value_t = 16, help_heading = "Matrix")]
+    /// Average message size in full packets (at least 1: a shuffle of no data measures
+    /// nothing).
+    #[arg(long, default_value_t = 16, help_heading = "Matrix",
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
     pub avg_packets: u64,
     /// General generator: how the target skewness is reached.
     #[arg(long, value_enum, default_value = "bisect", help_heading = "Matrix")]
