@@ -83,7 +83,7 @@ fn can_run(test: &str) -> bool {
 
 /// Random fetching (row 3) and MADD against the standard shuffle (row 4) in namespaces at
 /// 100 Mbit/s: every flow's bytes arrive intact (the flows check them), and no run beats its
-/// links (each receiver's bytes through its NIC; MADD's Γ).
+/// links (each receiver's bytes through its NIC; MADD's Γ) beyond tbf's first burst.
 #[test]
 fn shuffles_in_namespaces_are_held_to_the_links() {
     if !can_run("shuffles_in_namespaces_are_held_to_the_links") {
@@ -101,10 +101,11 @@ fn shuffles_in_namespaces_are_held_to_the_links() {
     let bytes = 2 << 20;
     for row in experiments::fetch(&b, 3, &[2], &[1, 3], bytes).unwrap() {
         assert_eq!(row.error, None, "{row:?}");
+        // tbf's bucket starts full (62.5 KB at 100 Mbit/s, 3% of 2 MiB): 5% slack.
         let floor = bytes as f64 * 8.0 / rate;
-        assert!(row.completion_s.unwrap() >= floor, "{row:?}");
+        assert!(row.completion_s.unwrap() >= 0.95 * floor, "{row:?}");
         assert!(
-            row.mean_receiver_mbps.unwrap() <= rate / 1e6 * 1.02,
+            row.mean_receiver_mbps.unwrap() <= rate / 1e6 * 1.05,
             "{row:?}"
         );
     }
