@@ -21,6 +21,7 @@ mod status;
 mod testbed_cmd;
 mod tls_args;
 mod trace_cmd;
+mod transfers;
 
 use std::process::ExitCode;
 
@@ -86,6 +87,10 @@ enum Command {
     /// a verdict by a stated tolerance.
     #[command(subcommand)]
     Reproduce(reproduce::ReproduceCmd),
+    /// Orchestra's transfer controllers on real bytes: random fetching, MADD against the
+    /// standard shuffle, the inter-transfer controller (FIFO, priority, weighted fair) and an
+    /// iterative job's broadcast + shuffle, between real processes.
+    Transfers(transfers::TransfersArgs),
 }
 
 /// Structured logs on stderr for the long-running commands (RUST_LOG sets the level).
@@ -119,6 +124,7 @@ fn main() -> ExitCode {
         Command::Broadcast(a) => broadcast::run(a),
         Command::Hug(c) => hug::run(c),
         Command::Reproduce(c) => reproduce::run(c),
+        Command::Transfers(a) => transfers::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,6 +17,8 @@ pub mod controller;
 pub mod cornet;
 pub mod data;
 mod error;
+pub mod experiments;
+pub mod flows;
 pub mod itc;
 pub mod layout;
 pub mod link;
@@ -27,6 +29,7 @@ pub mod roundrobin;
 pub mod run;
 pub mod select;
 pub mod topology;
+pub mod transfers;
 pub mod wire;
 
 pub use control::Options;
