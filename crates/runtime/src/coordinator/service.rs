@@ -129,7 +129,7 @@ impl Coordinator for Service {
         if !r.clairvoyant && self.0.clairvoyant && !hidden {
             return Err(Status::failed_precondition(format!(
                 "scheduler {} needs flow sizes; register the coflow as clairvoyant or run a \
-                 non-clairvoyant scheduler (aalo, fair)",
+                 non-clairvoyant scheduler (aalo, fair; or hug, drf, psp with report_vector)",
                 self.0.scheduler
             )));
         }

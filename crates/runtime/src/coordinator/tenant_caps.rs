@@ -35,6 +35,7 @@ pub fn attach(
                 coflow,
                 guarantee_bytes_per_s: l.guarantee_bytes_per_s,
                 cap_bytes_per_s: l.cap_bytes_per_s,
+                weight: l.weight,
             });
         }
     }

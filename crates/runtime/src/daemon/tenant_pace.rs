@@ -17,10 +17,16 @@ use crate::proto::TenantCaps;
 /// bytes/s under `caps`.
 pub fn pace(flows: &[(u64, f64)], caps: &TenantCaps, nic: f64) -> Vec<f64> {
     let mut rates: Vec<f64> = flows.iter().map(|f| f.1).collect();
-    let capped: HashMap<u64, (f64, f64)> = (caps.coflows.iter())
+    // Per capped coflow: (guarantee, cap, weight).
+    let capped: HashMap<u64, (f64, f64, f64)> = (caps.coflows.iter())
         .map(|c| {
             let g = c.guarantee_bytes_per_s.max(0.0);
-            (c.coflow, (g, c.cap_bytes_per_s.max(g)))
+            let w = if c.weight > 0.0 && c.weight.is_finite() {
+                c.weight
+            } else {
+                1.0
+            };
+            (c.coflow, (g, c.cap_bytes_per_s.max(g), w))
         })
         .collect();
     // Coflows with a cap that send here, in first-flow order: (id, its coordinator rates' sum).
@@ -40,11 +46,11 @@ pub fn pace(flows: &[(u64, f64)], caps: &TenantCaps, nic: f64) -> Vec<f64> {
             .sum();
         let parts: Vec<Part> = (here.iter())
             .map(|h| {
-                let (floor, ceil) = capped[&h.0];
+                let (floor, ceil, weight) = capped[&h.0];
                 Part {
                     floor,
                     ceil,
-                    weight: 1.0,
+                    weight,
                 }
             })
             .collect();
@@ -81,6 +87,7 @@ mod tests {
                     coflow,
                     guarantee_bytes_per_s: g,
                     cap_bytes_per_s: c,
+                    weight: 0.0,
                 })
                 .collect(),
         }
@@ -112,6 +119,10 @@ mod tests {
             &pace(&[(1, 0.0), (2, 0.0), (3, 0.0)], &c, 1.0),
             &[0.2, 0.2, 0.6],
         );
+        // Weighted: coflow 2 of weight 3 takes three times coflow 1's part of the spare.
+        let mut c = caps(true, &[(1, 0.0, 1.0), (2, 0.0, 1.0)]);
+        c.coflows[1].weight = 3.0;
+        close(&pace(&[(1, 0.0), (2, 0.0)], &c, 1.0), &[0.25, 0.75]);
     }
 
     #[test]

@@ -256,6 +256,7 @@ fn shares(
                 guarantee_bytes_per_s: g * cap_l,
                 cap_bytes_per_s: cap.max(use_) * cap_l,
                 consumption_bytes_per_s: use_ * cap_l,
+                weight: t.tenants[k].weight,
             }
         });
         out.coflows.insert(coflows[c].id, links.collect());

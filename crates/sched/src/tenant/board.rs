@@ -28,6 +28,8 @@ pub struct LinkShare {
     pub cap_bytes_per_s: f64,
     /// What the policy gave it there (stage 2 included).
     pub consumption_bytes_per_s: f64,
+    /// The coflow's weight (stage 2 shares spare by weighted max-min).
+    pub weight: f64,
 }
 
 /// The last decision of a tenant policy.
