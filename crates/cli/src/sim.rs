@@ -25,6 +25,9 @@ pub fn run(args: SimArgs) -> Result<()> {
     if let Some(t) = done.tenant_tables() {
         print!("{t}");
     }
+    if let Some(t) = done.stage_table() {
+        print!("{t}");
+    }
     if let Some(file) = done.write_outputs(&args)? {
         println!("CCT CDF: {}", file.display());
     }

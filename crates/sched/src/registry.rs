@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use crate::alloc::Backfill;
 use crate::policy::aalo::{Aalo, AaloConfig};
+use crate::policy::aalo_uncoord::AaloUncoord;
 use crate::policy::fair::Fair;
 use crate::policy::fifo_lm::FifoLm;
 use crate::policy::ordered::{Order, Ordered};
@@ -16,6 +17,7 @@ use crate::policy::saath::{Saath, SaathConfig};
 use crate::policy::sincronia::Sincronia;
 use crate::policy::tenant_share::{TenantPolicy, TenantShare};
 use crate::policy::varys::{Varys, VarysConfig};
+use crate::policy::vc::VirtualCluster;
 use crate::policy::wss::Wss;
 use crate::tenant::{Board, HugOptions, Mode, Stage1};
 use crate::{FlowCompletion, Scheduler};
@@ -46,6 +48,11 @@ pub enum SchedulerKind {
     /// Baraat's FIFO with limited multiplexing (a baseline of the Aalo chapter).
     #[serde(rename = "fifo-lm")]
     FifoLm,
+    /// Aalo without coordination: each sender queues coflows by the bytes it sent itself.
+    #[serde(rename = "aalo-uncoord")]
+    AaloUncoord,
+    /// Virtual Cluster reservation (Oktopus), the deadline baseline of Varys's simulations.
+    Vc,
 }
 
 impl SchedulerKind {
@@ -69,7 +76,12 @@ impl SchedulerKind {
         &[SchedulerKind::Hug, SchedulerKind::Drf, SchedulerKind::Psp];
 
     /// Baselines and variants selectable by name but not part of `all` (issue 18).
-    pub const EXTRA: &'static [SchedulerKind] = &[SchedulerKind::FifoStrict, SchedulerKind::FifoLm];
+    pub const EXTRA: &'static [SchedulerKind] = &[
+        SchedulerKind::FifoStrict,
+        SchedulerKind::FifoLm,
+        SchedulerKind::AaloUncoord,
+        SchedulerKind::Vc,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -90,6 +102,8 @@ impl SchedulerKind {
             SchedulerKind::Psp => "psp",
             SchedulerKind::FifoStrict => "fifo-strict",
             SchedulerKind::FifoLm => "fifo-lm",
+            SchedulerKind::AaloUncoord => "aalo-uncoord",
+            SchedulerKind::Vc => "vc",
         }
     }
 }
@@ -192,6 +206,8 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::FifoLm => Box::new(FifoLm::new(
             opts.fifo_lm_heavy_bytes.unwrap_or(FIFO_LM_HEAVY_BYTES),
         )),
+        SchedulerKind::AaloUncoord => Box::new(AaloUncoord::new(opts.aalo)),
+        SchedulerKind::Vc => Box::new(VirtualCluster::new()),
     }
 }
 

@@ -14,4 +14,5 @@ pub mod report;
 pub mod sched_args;
 pub mod shuffle;
 pub mod sim;
+pub mod stages;
 pub mod tenant_report;

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use coflowkit_flowsim::coflowsim::{self, Algo};
-use coflowkit_flowsim::{simulate_with, SimOptions, SimOutput};
+use coflowkit_flowsim::{simulate_with, Dependencies, SimOptions, SimOutput};
 use coflowkit_model::deadlines;
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::probe::Probe;
@@ -20,6 +20,7 @@ use crate::fabric_args::WorkloadArgs;
 use crate::plot;
 use crate::report::{self, Run};
 use crate::sched_args::SchedArgs;
+use crate::stages;
 use crate::tenant_report;
 
 /// Which simulator model replays the trace.
@@ -48,9 +49,25 @@ pub struct SimArgs {
     /// Give every coflow a deadline Γ_empty × (1 + U(0, X)), at least 200 ms (Varys §5.7)
     #[arg(long, value_name = "X")]
     pub deadlines: Option<f64>,
-    /// Seed for everything random (deadline synthesis)
+    /// Seed for everything random (deadline synthesis, --concurrent, --max-waves)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Replace the trace by N of its coflows drawn at random (--seed), all arriving at once
+    /// in a random order: the offline concurrency runs of Varys §5.7
+    #[arg(long, value_name = "N")]
+    pub concurrent: Option<usize>,
+    /// Split every coflow into waves of its senders, 1 to W of them as Table 6.4 of the thesis
+    /// draws them (W = 1, 2 or 4), each wave starting when the one before it has ended; stage
+    /// completion times are reported beside the CCTs of the waves (Aalo §6.8)
+    #[arg(long, value_name = "W")]
+    pub max_waves: Option<u32>,
+    /// --model coflowsim, ablation: FIFO, SCF, NCF, LCF and SEBF do their work conservation in
+    /// their own order instead of the reference's order of earliest synthetic deadline
+    #[arg(long)]
+    pub ref_backfill_in_order: bool,
+    /// --model coflowsim, ablation: no leftover share for the coflows MADD skipped
+    #[arg(long)]
+    pub ref_no_skipped_share: bool,
     /// Write results as JSON (summary and per-coflow results of every scheduler)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -84,6 +101,8 @@ pub struct SimRun {
     pub runs: Vec<Run>,
     /// Each run's multi-tenant measures, where measured (`--tenant-metrics`, hug, drf, psp).
     pub metrics: Vec<Option<TenantMetrics>>,
+    /// Each run's stage completion times (`--max-waves`).
+    pub stages: Vec<Option<stages::StageSummary>>,
 }
 
 /// `coflowkit sim` on a loaded trace: everything after reading `--trace` and before printing.
@@ -91,18 +110,16 @@ pub struct SimRun {
 pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
     check_outputs(args)?;
     let (mut trace, fabric) = args.workload.prepare(path, trace)?;
-    if let Some(x) = args.deadlines {
-        if !(x >= 0.0 && x.is_finite()) {
-            bail!("--deadlines must be a non-negative number, got {x}");
-        }
-        deadlines::synthesize(&mut trace, &fabric, x, args.seed);
-    }
+    shape_workload(args, &mut trace, &fabric)?;
     let mut kinds = args.sched.kinds()?;
     let baseline: SchedulerKind = args.baseline.parse().context("--baseline")?;
     if !kinds.contains(&baseline) {
         kinds.push(baseline);
     }
     let opts = args.sched.options_for(&trace)?;
+    if args.model != Model::Coflowsim && args.ablation() != coflowsim::Ablation::default() {
+        bail!("--ref-backfill-in-order and --ref-no-skipped-share change the reference's rules: use them with --model coflowsim");
+    }
     if args.model == Model::Coflowsim {
         if args.deadlines.is_some() {
             bail!("--deadlines: CoflowSim's main runs without deadlines (considerDeadline is hard-wired off); use --model exact");
@@ -117,7 +134,7 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let sim = args.engine.options()?;
+    let sim = sim_options(args)?;
     let probe = |k: SchedulerKind| args.tenant_metrics || SchedulerKind::TENANT.contains(&k);
     let (outputs, metrics): (Vec<_>, Vec<_>) = match args.model {
         Model::Exact => run_all_probed(&trace, &fabric, &kinds, &opts, &sim, jobs, probe)?
@@ -127,20 +144,68 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
             if args.tenant_metrics {
                 bail!("--tenant-metrics: only with --model exact");
             }
-            let outs = run_coflowsim(&trace, &fabric, &kinds)?;
+            let outs = run_coflowsim(&trace, &fabric, &kinds, args.ablation())?;
             let none = vec![None; outs.len()];
             (outs, none)
         }
     };
+    let runs: Vec<Run> = outputs.into_iter().map(Run::new).collect();
+    let stages = runs
+        .iter()
+        .map(|r| args.max_waves.map(|_| stages::summary(&r.output)))
+        .collect();
     Ok(SimRun {
         trace_name: path.display().to_string(),
         trace,
         fabric,
         opts,
         baseline,
-        runs: outputs.into_iter().map(Run::new).collect(),
+        runs,
         metrics,
+        stages,
     })
+}
+
+impl SimArgs {
+    /// The reference's rules changed by the `--ref-*` flags.
+    pub fn ablation(&self) -> coflowsim::Ablation {
+        coflowsim::Ablation {
+            backfill_in_order: self.ref_backfill_in_order,
+            no_skipped_share: self.ref_no_skipped_share,
+        }
+    }
+}
+
+/// What `--concurrent`, `--deadlines` and `--max-waves` make of the trace, in that order (on
+/// the trace `--coflows` left).
+pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Result<()> {
+    if let Some(n) = args.concurrent {
+        *trace = coflowkit_model::gen::concurrent::concurrent(trace, n, args.seed)
+            .context("--concurrent")?;
+    }
+    if let Some(x) = args.deadlines {
+        if !(x >= 0.0 && x.is_finite()) {
+            bail!("--deadlines must be a non-negative number, got {x}");
+        }
+        deadlines::synthesize(trace, fabric, x, args.seed);
+    }
+    if let Some(w) = args.max_waves {
+        if args.model == Model::Coflowsim {
+            bail!("--max-waves: the reference simulator has no dependencies between coflows; use --model exact");
+        }
+        *trace = coflowkit_model::gen::waves::split(trace, w, args.seed).context("--max-waves")?;
+    }
+    Ok(())
+}
+
+/// The simulator options the flags ask for: `--max-waves` holds each wave until the one before
+/// it has ended.
+pub fn sim_options(args: &SimArgs) -> Result<SimOptions> {
+    let mut o = args.engine.options()?;
+    if args.max_waves.is_some() {
+        o.dependencies = Dependencies::StartsAfter;
+    }
+    Ok(o)
 }
 
 impl SimRun {
@@ -156,7 +221,25 @@ impl SimRun {
         if self.metrics.iter().any(Option::is_some) {
             tenant_report::add_to_json(&mut doc, &self.metrics);
         }
+        if self.stages.iter().any(Option::is_some) {
+            let by_run: serde_json::Map<String, serde_json::Value> = (self.runs.iter())
+                .zip(&self.stages)
+                .filter_map(|(r, s)| {
+                    Some((
+                        r.name().to_string(),
+                        serde_json::to_value(s.as_ref()?).ok()?,
+                    ))
+                })
+                .collect();
+            doc["stages"] = serde_json::Value::Object(by_run);
+        }
         doc
+    }
+
+    /// The stage completion table, for `--max-waves`.
+    pub fn stage_table(&self) -> Option<String> {
+        let names: Vec<&str> = self.runs.iter().map(|r| r.name()).collect();
+        stages::table(&names, &self.stages)
     }
 
     /// The multi-tenant tables, when any run was measured.
@@ -229,11 +312,12 @@ pub fn run_coflowsim(
     trace: &Trace,
     fabric: &Fabric,
     kinds: &[SchedulerKind],
+    ablation: coflowsim::Ablation,
 ) -> Result<Vec<SimOutput>> {
     kinds
         .iter()
         .map(|&k| {
-            let mut out = coflowsim::simulate(trace, fabric, reference_algo(k)?)
+            let mut out = coflowsim::simulate_ablated(trace, fabric, reference_algo(k)?, ablation)
                 .with_context(|| format!("simulating {k} under --model coflowsim"))?;
             out.scheduler = k.name().to_string();
             Ok(out)

@@ -90,7 +90,7 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
         command += &format!(" --recompute-coflows {}", a.recompute_coflows);
     }
     let (path, trace, fabric) = runs::load(&workload)?;
-    let mut specs = rows::specs(!a.no_recompute, slice);
+    let mut specs = rows::specs(!a.no_recompute, slice, trace.coflows.len());
     // The slowest first, so the pool ends together.
     specs.sort_by_key(|s| !s.key.starts_with("recompute-"));
     let jobs = a

@@ -34,7 +34,8 @@ pub fn default_key(name: &str, slice: Option<usize>) -> String {
 
 /// Every simulation the rows and the default-vs-recompute table read; the comparison is left
 /// out with `recompute: false`, and runs on the first `slice` coflows when given.
-pub fn specs(recompute: bool, slice: Option<usize>) -> Vec<Spec> {
+/// `trace_coflows` is the size of the replayed trace (row 15 draws at most that many).
+pub fn specs(recompute: bool, slice: Option<usize>, trace_coflows: usize) -> Vec<Spec> {
     let mut v = vec![
         Spec::new("fair", "fair", &[]),
         Spec::new("pfp", "pfp", &[]),
@@ -57,13 +58,36 @@ pub fn specs(recompute: bool, slice: Option<usize>) -> Vec<Spec> {
             "fair",
             &["--deadlines", "1", "--seed", "1"],
         ),
+        Spec::new("aalo-uncoord", "aalo-uncoord", &[]),
+        Spec::new("deadline-vc", "vc", &["--deadlines", "1", "--seed", "1"]),
     ];
+    let n = CONCURRENT.min(trace_coflows).to_string();
+    for (name, seed, key) in CONCURRENT_RUNS {
+        let seed = seed.to_string();
+        let flags = ["--concurrent", &n, "--deadlines", "1", "--seed", &seed];
+        v.push(Spec::new(key, name, &flags));
+    }
+    for (w, _, aalo, varys) in WAVES {
+        let flags = ["--max-waves", &w.to_string(), "--seed", "1"];
+        v.push(Spec::new(aalo, "aalo", &flags));
+        v.push(Spec::new(varys, "varys", &flags));
+    }
     for name in ["fair", "pfp", "fifo", "sebf", "tcf", "aalo"] {
         v.push(Spec::new(
             &format!("ref-{name}"),
             name,
             &["--model", "coflowsim"],
         ));
+    }
+    // Row 10's FIFO gap: the reference's FIFO with one of its rules changed at a time.
+    for (key, flag) in REF_FIFO_ABLATIONS {
+        for name in ["fifo", "sebf"] {
+            v.push(Spec::new(
+                &format!("{key}-{name}"),
+                name,
+                &["--model", "coflowsim", flag],
+            ));
+        }
     }
     if recompute {
         let n = slice.map(|n| n.to_string());
@@ -83,6 +107,35 @@ pub fn specs(recompute: bool, slice: Option<usize>) -> Vec<Spec> {
     }
     v
 }
+
+/// Row 10: the reference's rules changed one at a time (run key prefix, flag).
+const REF_FIFO_ABLATIONS: [(&str, &str); 2] = [
+    ("ref-in-order", "--ref-backfill-in-order"),
+    ("ref-no-skip-share", "--ref-no-skipped-share"),
+];
+
+/// Row 15: coflows at once, and how many random arrival orders are averaged.
+pub const CONCURRENT: usize = 100;
+pub const CONCURRENT_ORDERS: u64 = 3;
+/// Row 15's runs: (scheduler, seed, key).
+const CONCURRENT_RUNS: [(&str, u64, &str); 9] = [
+    ("varys", 1, "concurrent-varys-seed-1"),
+    ("varys", 2, "concurrent-varys-seed-2"),
+    ("varys", 3, "concurrent-varys-seed-3"),
+    ("pfp", 1, "concurrent-pfp-seed-1"),
+    ("pfp", 2, "concurrent-pfp-seed-2"),
+    ("pfp", 3, "concurrent-pfp-seed-3"),
+    ("fair", 1, "concurrent-fair-seed-1"),
+    ("fair", 2, "concurrent-fair-seed-2"),
+    ("fair", 3, "concurrent-fair-seed-3"),
+];
+/// Row 23: the "max waves" of Table 6.4, the thesis' Varys over Aalo, and the runs' keys
+/// (aalo, varys).
+const WAVES: [(u32, f64, &str, &str); 3] = [
+    (1, 0.94, "waves-1-aalo", "waves-1-varys"),
+    (2, 1.21, "waves-2-aalo", "waves-2-varys"),
+    (4, 7.91, "waves-4-aalo", "waves-4-varys"),
+];
 
 /// One line of the key results table.
 pub struct Row {
@@ -146,6 +199,21 @@ impl Get<'_> {
             .get(bin)
             .copied()
             .unwrap_or(f64::NAN)
+    }
+    fn stage_avg(&self, key: &str) -> f64 {
+        let run = self
+            .0
+            .get(key)
+            .unwrap_or_else(|| panic!("run {key} is in specs()"));
+        coflowkit_simcmd::stages::summary(&run.output).avg_s
+    }
+    /// The met percentage averaged over row 15's arrival orders.
+    fn concurrent_met(&self, name: &str) -> f64 {
+        let v: Vec<f64> = (CONCURRENT_RUNS.iter())
+            .filter(|r| r.0 == name)
+            .map(|r| self.met_percent(r.2))
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
     }
     fn met_percent(&self, key: &str) -> f64 {
         self.s(key)
@@ -260,7 +328,16 @@ pub fn rows(results: &Results) -> Vec<Row> {
              (docs/fb-results.md). pfp is far better in the exact model than in the \
              reference's, whose PFP serves reducer ports in index order (row 11).",
             g.avg("fifo-strict") / g.avg("varys"),
-            g.p95("fifo-strict") / g.p95("varys")
+            g.p95("fifo-strict") / g.p95("varys"),
+        ) + &format!(
+            " The reference's FIFO, one rule changed (its SEBF with the same change): work \
+             conservation in arrival order instead of by its synthetic deadlines (Γ x (1 + U), \
+             a noisy smallest-bottleneck-first) gives fifo/sebf {:.2} avg, {:.2} p95; no \
+             leftover share for skipped coflows {:.2} avg, {:.2} p95.",
+            g.avg("ref-in-order-fifo") / g.avg("ref-in-order-sebf"),
+            g.p95("ref-in-order-fifo") / g.p95("ref-in-order-sebf"),
+            g.avg("ref-no-skip-share-fifo") / g.avg("ref-no-skip-share-sebf"),
+            g.p95("ref-no-skip-share-fifo") / g.p95("ref-no-skip-share-sebf"),
         ),
         runs: vec![
             "fair",
@@ -272,6 +349,10 @@ pub fn rows(results: &Results) -> Vec<Row> {
             "ref-pfp",
             "ref-fifo",
             "ref-sebf",
+            "ref-in-order-fifo",
+            "ref-in-order-sebf",
+            "ref-no-skip-share-fifo",
+            "ref-no-skip-share-sebf",
         ],
         other: vec![],
     });
@@ -331,6 +412,7 @@ pub fn rows(results: &Results) -> Vec<Row> {
         Check::percent("varys met", 75.0, g.met_percent("deadline-varys")),
         Check::percent("pfp met", 59.0, g.met_percent("deadline-pfp")),
         Check::percent("fair met", 52.0, g.met_percent("deadline-fair")),
+        Check::percent("vc met", 73.0, g.met_percent("deadline-vc")),
     ];
     rows.push(Row {
         n: 14,
@@ -340,19 +422,43 @@ pub fn rows(results: &Results) -> Vec<Row> {
         reference: None,
         note: "Deadlines Γ_empty x (1 + U(0, 1)), at least 200 ms, seed 1. pfp orders flows by \
                deadline first (EDF), then by bytes left, as the thesis' prioritization does; a \
-               coflow Varys rejects still runs on leftovers and counts as missed. Virtual Cluster \
-               (Oktopus) is not built. The reference cannot run this row: its main hard-wires \
-               considerDeadline = false."
+               coflow Varys rejects still runs on leftovers and counts as missed. vc is a Virtual \
+               Cluster (Oktopus) reservation (crates/sched/src/policy/vc.rs): on arrival a \
+               coflow asks for the same hose bandwidth on every one of its ports, its most \
+               loaded port's bytes over the time to its deadline, and is admitted iff every \
+               port still has that much unreserved; admitted flows are paced to end at the \
+               deadline, the others share what no reservation holds. The reference cannot run \
+               this row: its main hard-wires considerDeadline = false."
             .into(),
-        runs: vec!["deadline-varys", "deadline-pfp", "deadline-fair"],
+        runs: vec![
+            "deadline-varys",
+            "deadline-pfp",
+            "deadline-fair",
+            "deadline-vc",
+        ],
         other: vec![],
     });
-    rows.push(not_run(
-        15,
-        "Varys deadlines, 100 concurrent coflows: % met",
-        "37% (per-flow about 0)",
-        "Needs the offline concurrency workload (random arrival orders, averaged); not built.",
-    ));
+    rows.push(Row {
+        n: 15,
+        what: "Varys deadlines, 100 concurrent coflows: % met",
+        thesis: "37% (per-flow about 0)",
+        exact: Some(vec![
+            Check::percent("varys met", 37.0, g.concurrent_met("varys")),
+            Check::percent("pfp met", 0.0, g.concurrent_met("pfp")),
+            Check::percent("fair met", 0.0, g.concurrent_met("fair")),
+        ]),
+        reference: None,
+        note: format!(
+            "The offline load experiment: {CONCURRENT} coflows drawn at random from the trace \
+             (at most as many as it has), all arriving at once in a random order, deadlines \
+             x = 1; the percentage met averaged over {CONCURRENT_ORDERS} draws (seeds 1 to \
+             {CONCURRENT_ORDERS}; the thesis averages over random arrival orders, how many is \
+             not said). The thesis' \"per-flow about 0\" is compared with 0% for pfp (EDF) \
+             and fair."
+        ),
+        runs: CONCURRENT_RUNS.iter().map(|r| r.2).collect(),
+        other: vec![],
+    });
     rows.push(not_run(16, "Varys overheads (ms)", "schedule 17, distribute 30, READY 44 (p95 151), 4000+ msg/s", "A deployment measurement. What exists: `cargo run --release -p coflowkit-runtime --example decision_time` (one scheduling round: 0.083 ms for Varys at 1,000 active flows, 3.2 ms at 10,000) and `--example coordinator_events` (1,832 to 33,896 decisions/s for Varys), in the README; distribution and READY latency are not measured."));
 
     let mk = |v: &str, f: &str| {
@@ -422,6 +528,11 @@ pub fn rows(results: &Results) -> Vec<Row> {
     };
     let mut exact22 = r22("fair", "aalo");
     exact22.push(Check::ratio(
+        "aalo-uncoord/aalo avg",
+        15.8,
+        g.avg("aalo-uncoord") / g.avg("aalo"),
+    ));
+    exact22.push(Check::ratio(
         "fifo-lm/aalo avg",
         18.6,
         g.avg("fifo-lm") / g.avg("aalo"),
@@ -436,17 +547,45 @@ pub fn rows(results: &Results) -> Vec<Row> {
                (crates/sched/src/policy/fifo_lm.rs): FIFO classes sharing per flow, a coflow \
                heavy once it has sent more than the trace's 80th percentile of coflow sizes, \
                heavy coflows sharing the class of the next light one, strict priority across \
-               classes. Uncoordinated Aalo is not built yet. The reference has no FIFO-LM."
+               classes. aalo-uncoord is Aalo without its coordinator \
+               (crates/sched/src/policy/aalo_uncoord.rs): each sender queues a coflow by the \
+               bytes it has sent from there, not by the bytes all its flows sent. The \
+               reference has neither."
             .into(),
-        runs: vec!["fair", "aalo", "fifo-lm", "ref-fair", "ref-aalo"],
+        runs: vec![
+            "fair",
+            "aalo",
+            "aalo-uncoord",
+            "fifo-lm",
+            "ref-fair",
+            "ref-aalo",
+        ],
         other: vec![],
     });
-    rows.push(not_run(
-        23,
-        "Aalo multi-wave vs Varys: avg CCT",
-        "0.94x, 1.21x, 7.91x (max waves 1/2/4); bin-3 56x",
-        "The multi-wave workload (Table 6.4) is not built.",
-    ));
+    let r23 = WAVES
+        .iter()
+        .map(|&(w, t, aalo, varys)| {
+            let label = format!("max waves {w}: varys/aalo stage avg");
+            Check::ratio(label, t, g.stage_avg(varys) / g.stage_avg(aalo))
+        })
+        .collect();
+    rows.push(Row {
+        n: 23,
+        what: "Aalo multi-wave vs Varys: avg CCT",
+        thesis: "0.94x, 1.21x, 7.91x (max waves 1/2/4); bin-3 56x",
+        exact: Some(r23),
+        reference: None,
+        note: "Average stage completion time of Varys over Aalo's. `--max-waves W` splits every \
+               coflow's senders into 1 to W waves drawn from Table 6.4 (crates/model/src/gen/\
+               waves.rs), each wave a coflow that starts when the one before it has ended; \
+               Aalo queues a stage's waves as one entity (its DAG rule), Varys schedules one \
+               coflow per wave; a stage ends with its last wave and counts from its arrival. \
+               The thesis' wave timing (when a later wave's senders start) is not stated: \
+               ours is a barrier at the previous wave's end. The bin-3 figure is not compared."
+            .into(),
+        runs: WAVES.iter().flat_map(|w| [w.2, w.3]).collect(),
+        other: vec![],
+    });
     rows.push(not_run(24, "Aalo DAG (TPC-DS) vs Varys / fair: comm time", "3.7x / 1.7x", "Aalo's DAG rule is built (`Coflow::parents`, docs/choices.md), but no trace format carries parents and no TPC-DS-like generator exists."));
     rows.push(not_run(
         25,
@@ -603,7 +742,7 @@ mod tests {
 
     #[test]
     fn every_row_reads_runs_that_exist_and_judges_their_numbers() {
-        let specs = specs(true, Some(100));
+        let specs = specs(true, Some(100), 526);
         let mut keys: Vec<&str> = specs.iter().map(|s| s.key.as_str()).collect();
         keys.sort();
         let n = keys.len();

@@ -8,12 +8,11 @@ use std::sync::Mutex;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use coflowkit_flowsim::{coflowsim, simulate_with, SimOutput};
-use coflowkit_model::deadlines;
 use coflowkit_model::{Fabric, Trace};
 use coflowkit_sched::build;
 
 use coflowkit_simcmd::report::Run;
-use coflowkit_simcmd::sim::{reference_algo, Model, SimArgs};
+use coflowkit_simcmd::sim::{reference_algo, shape_workload, sim_options, Model, SimArgs};
 
 /// One simulation: a name the rows refer to, the scheduler, and the other `sim` flags.
 #[derive(Debug, Clone)]
@@ -128,19 +127,20 @@ fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> 
     let [kind] = kinds[..] else {
         bail!("a run names one scheduler, got `{}`", spec.scheduler)
     };
-    // A run's own `--coflows` (a slice of the shared trace) or deadlines need a copy.
+    // A run's own `--coflows` (a slice of the shared trace) or a reshaped workload (deadlines,
+    // --concurrent, --max-waves) need a copy.
     let own;
     let slice = args.workload.coflows.filter(|&n| n < trace.coflows.len());
-    let trace = if slice.is_some() || args.deadlines.is_some() {
+    let reshaped =
+        args.deadlines.is_some() || args.concurrent.is_some() || args.max_waves.is_some();
+    let trace = if slice.is_some() || reshaped {
         let mut t = trace.clone();
         if let Some(n) = slice {
             t.coflows
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             t.coflows.truncate(n);
         }
-        if let Some(x) = args.deadlines {
-            deadlines::synthesize(&mut t, fabric, x, args.seed);
-        }
+        shape_workload(&args, &mut t, fabric)?;
         own = t;
         &own
     } else {
@@ -149,9 +149,11 @@ fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> 
     let mut out = match args.model {
         Model::Exact => {
             let mut sched = build(kind, &args.sched.options_for(trace)?);
-            simulate_with(trace, fabric, sched.as_mut(), &args.engine.options()?)?
+            simulate_with(trace, fabric, sched.as_mut(), &sim_options(&args)?)?
         }
-        Model::Coflowsim => coflowsim::simulate(trace, fabric, reference_algo(kind)?)?,
+        Model::Coflowsim => {
+            coflowsim::simulate_ablated(trace, fabric, reference_algo(kind)?, args.ablation())?
+        }
     };
     out.scheduler = spec.key.clone();
     Ok(out)

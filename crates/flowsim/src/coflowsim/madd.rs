@@ -16,10 +16,11 @@ use super::book::Book;
 use super::clock::{self, Engine};
 use super::order;
 use super::units::{PORT_BPS, ZERO};
-use super::Algo;
+use super::{Ablation, Algo};
 
 pub struct Madd {
     algo: Algo,
+    ablation: Ablation,
     sorted: Vec<u32>,
     send_free: Vec<f64>,
     recv_free: Vec<f64>,
@@ -27,9 +28,10 @@ pub struct Madd {
 }
 
 impl Madd {
-    pub fn new(algo: Algo, ports: usize) -> Self {
+    pub fn new(algo: Algo, ports: usize, ablation: Ablation) -> Self {
         Madd {
             algo,
+            ablation,
             sorted: Vec::new(),
             send_free: vec![PORT_BPS; ports],
             recv_free: vec![PORT_BPS; ports],
@@ -117,7 +119,9 @@ impl Madd {
                 self.recv_free[i] -= recv_used[i];
             }
         }
-        self.share_among_skipped(book, &skipped);
+        if !self.ablation.no_skipped_share {
+            self.share_among_skipped(book, &skipped);
+        }
         self.conserve_work(book, now_ms);
     }
 
@@ -168,7 +172,11 @@ impl Madd {
     fn conserve_work(&mut self, book: &mut Book, now_ms: i64) {
         let mut by_deadline = self.sorted.clone();
         // Java's `(int)` truncates toward zero; the sort is stable.
+        let in_order = self.ablation.backfill_in_order;
         by_deadline.sort_by_key(|&j| {
+            if in_order {
+                return 0;
+            }
             let start = book.state[j as usize].start_ms.unwrap_or(0) as f64;
             (start + book.jobs[j as usize].deadline_ms - now_ms as f64) as i32
         });

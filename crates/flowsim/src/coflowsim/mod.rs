@@ -99,10 +99,32 @@ pub enum CoflowSimError {
     },
 }
 
+/// Departures from the reference's rules, each off by default: ablations that show what one of
+/// its rules does to the numbers (docs/fb-results.md). Only FIFO, SCF, NCF, LCF and SEBF read
+/// them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ablation {
+    /// Work conservation in the policy's own order (FIFO: arrival) instead of the reference's
+    /// order of earliest (synthetic) deadline.
+    pub backfill_in_order: bool,
+    /// No leftover share for the skipped coflows (step 2 of its allocation).
+    pub no_skipped_share: bool,
+}
+
 /// Replay `trace` under the reference's `algo`. Coflows without flows are left out, as the
 /// reference ignores coflows without mappers. `fabric` only serves the isolated CCT reported
 /// beside each coflow.
 pub fn simulate(trace: &Trace, fabric: &Fabric, algo: Algo) -> Result<SimOutput, CoflowSimError> {
+    simulate_ablated(trace, fabric, algo, Ablation::default())
+}
+
+/// [`simulate`] with some of the reference's rules changed (see [`Ablation`]).
+pub fn simulate_ablated(
+    trace: &Trace,
+    fabric: &Fabric,
+    algo: Algo,
+    ablation: Ablation,
+) -> Result<SimOutput, CoflowSimError> {
     let started = Instant::now();
     let deadline_factor = if algo == Algo::Dark { 0.0 } else { 1.0 };
     let jobs = jobs::jobs_of(trace, deadline_factor)?;
@@ -127,7 +149,7 @@ pub fn simulate(trace: &Trace, fabric: &Fabric, algo: Algo) -> Result<SimOutput,
             &mut dark
         }
         _ => {
-            madd = madd::Madd::new(algo, ports);
+            madd = madd::Madd::new(algo, ports, ablation);
             &mut madd
         }
     };

@@ -8,8 +8,10 @@
 //! formats.
 
 mod arrivals;
+pub mod concurrent;
 pub mod custom;
 pub mod fb;
+pub mod waves;
 mod width;
 
 pub use custom::{default_classes, ClassSpec, CustomSpec};

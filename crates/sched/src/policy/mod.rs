@@ -1,6 +1,7 @@
 //! The scheduling policies, one per file.
 
 pub mod aalo;
+pub mod aalo_uncoord;
 pub mod dclas;
 pub mod fair;
 pub mod fifo_lm;
@@ -10,4 +11,5 @@ pub mod saath;
 pub mod sincronia;
 pub mod tenant_share;
 pub mod varys;
+pub mod vc;
 pub mod wss;
