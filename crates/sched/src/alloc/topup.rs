@@ -78,7 +78,7 @@ pub struct TopUp {
     next: Vec<u32>,
     /// Per group: the first entry not yet skipped (`NIL`: none left); the entries before it
     /// are finished flows, skipped for good (whichever side skipped them). `tail` is the last
-    /// entry while indexing.
+    /// entry while indexing, `NIL` everywhere between indexings.
     head: Vec<u32>,
     tail: Vec<u32>,
     /// Per side and pair `port * ports + peer`: the key under which the pair is listed in
@@ -92,6 +92,10 @@ pub struct TopUp {
     /// Per side: the ports with spare capacity (above the floor).
     open: [PortBits; 2],
     open_valid: bool,
+    /// What of the index is still to build: it is built at the first [`TopUp::apply`] after a
+    /// decision, from that hand-on's snapshot (the decision's, its finished flows at 0 bytes
+    /// and 0 rate), so a decision followed by another decision builds nothing.
+    pending: Pending,
     /// Flows with a rate, per side and port, sorted by key; a flow that yielded all of its
     /// rate may stay listed at its other port (checked when it comes up there).
     holders: [Vec<Vec<Key>>; 2],
@@ -106,6 +110,18 @@ pub struct TopUp {
 
 const UP: usize = 0;
 const DOWN: usize = 1;
+
+/// The parts of the index a decision left to build (see `TopUp::pending`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    #[default]
+    Nothing,
+    /// The holders (the pairs' chains are built).
+    Holders,
+    /// The pairs' chains and the holders.
+    All,
+}
+
 /// Passes over a port's peers in one scan before its remaining candidates are sorted.
 const LINEAR_PASSES: usize = 4;
 
@@ -124,32 +140,43 @@ impl TopUp {
     }
 
     /// Index the flows of the coflows in `order` (highest priority first; flows in their
-    /// coflow's order) and those of them `rates` serves. Coflows not listed never get
-    /// redistributed bandwidth nor yield any.
-    pub fn index(
-        &mut self,
-        ports: usize,
-        coflows: &[CoflowState],
-        rates: &Rates,
-        order: impl IntoIterator<Item = usize>,
-    ) {
-        self.index_pairs(ports, coflows, order);
-        self.index_holders(coflows, rates);
+    /// coflow's order) and those of them the decision's rates serve. Coflows not listed never
+    /// get redistributed bandwidth nor yield any. The index itself is built at the first
+    /// [`TopUp::apply`], from the snapshot and rates it is given then.
+    pub fn index(&mut self, ports: usize, order: impl IntoIterator<Item = usize>) {
+        self.set_order(ports, order);
+        self.pending = Pending::All;
     }
 
-    /// [`TopUp::index`]'s part that needs no rates: the pairs' chains and the peer orders. A
-    /// policy that knows its priority order before its rates may build it on another core
-    /// while it decides the rates, then call [`TopUp::index_holders`].
+    fn set_order(&mut self, ports: usize, order: impl IntoIterator<Item = usize>) {
+        self.ports = ports;
+        self.by_rank.clear();
+        self.by_rank.extend(order.into_iter().map(|ci| ci as u32));
+        self.open_valid = false;
+    }
+
+    /// [`TopUp::index`]'s part that needs no rates, built now: the pairs' chains and the peer
+    /// orders. A policy that knows its priority order before its rates may build it on
+    /// another core while it decides the rates, then call [`TopUp::index_holders`].
     pub fn index_pairs(
         &mut self,
         ports: usize,
         coflows: &[CoflowState],
         order: impl IntoIterator<Item = usize>,
     ) {
-        self.ports = ports;
-        self.by_rank.clear();
-        self.by_rank.extend(order.into_iter().map(|ci| ci as u32));
-        self.open_valid = false;
+        self.set_order(ports, order);
+        self.build_pairs(coflows);
+    }
+
+    /// [`TopUp::index`]'s second part, after [`TopUp::index_pairs`]: the flows with a rate,
+    /// per port, in priority order (built at the first [`TopUp::apply`]).
+    pub fn index_holders(&mut self) {
+        self.pending = Pending::Holders;
+    }
+
+    /// The pairs' chains and the peer orders of the coflows of `by_rank`.
+    fn build_pairs(&mut self, coflows: &[CoflowState]) {
+        let ports = self.ports;
         // Pair arrays are written and read only where `live` has the pair: no clearing of
         // ports² entries per decision.
         let pairs = ports * ports;
@@ -165,53 +192,114 @@ impl TopUp {
         }
         // One pass: each flow joins its pair's chain. Flows come in priority order, so a
         // pair's first flow is its head, the chains are in priority order, and the peer
-        // orders come out sorted.
-        self.entries.clear();
-        self.next.clear();
-        for r in 0..self.by_rank.len() {
-            let ci = self.by_rank[r];
-            for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
+        // orders come out sorted. The fields are borrowed apart and the arrays sized up
+        // front, so the loop keeps them in registers (it runs over every active flow at every
+        // decision); `tail` is `NIL` for every pair between calls, so it also says which
+        // pairs the pass has met.
+        let TopUp {
+            by_rank,
+            entries,
+            next,
+            head,
+            tail,
+            head_key: [key_up, key_down],
+            live: [live_up, live_down],
+            order: [order_up, order_down],
+            ..
+        } = self;
+        let total: usize = by_rank
+            .iter()
+            .map(|&ci| coflows[ci as usize].flows.len())
+            .sum();
+        entries.clear();
+        entries.reserve(total);
+        next.clear();
+        next.resize(total, NIL);
+        let (head, tail) = (&mut head[..pairs], &mut tail[..pairs]);
+        let (key_up, key_down) = (&mut key_up[..pairs], &mut key_down[..pairs]);
+        let mut i = 0u32;
+        for (r, &ci) in by_rank.iter().enumerate() {
+            let r = r as u32;
+            let flows = &coflows[ci as usize].flows;
+            entries.extend((0..flows.len() as u32).map(|fi| (r, fi)));
+            for (fi, f) in flows.iter().enumerate() {
                 let (src, dst) = (f.src as usize, f.dst as usize);
                 let pair = src * ports + dst;
-                let (i, k) = (self.entries.len() as u32, key(r as u32, fi as u32));
-                self.entries.push((r as u32, fi as u32));
-                self.next.push(NIL);
-                if !self.live[UP].contains(src, dst) {
-                    self.live[UP].set(src, dst, true);
-                    self.live[DOWN].set(dst, src, true);
-                    self.head[pair] = i;
-                    self.head_key[UP][pair] = k;
-                    self.head_key[DOWN][dst * ports + src] = k;
-                    self.order[UP][src].push((k, dst as u32));
-                    self.order[DOWN][dst].push((k, src as u32));
+                let last = tail[pair];
+                if last == NIL {
+                    let k = key(r, fi as u32);
+                    live_up.set(src, dst, true);
+                    live_down.set(dst, src, true);
+                    head[pair] = i;
+                    key_up[pair] = k;
+                    key_down[dst * ports + src] = k;
+                    order_up[src].push((k, dst as u32));
+                    order_down[dst].push((k, src as u32));
                 } else {
-                    self.next[self.tail[pair] as usize] = i;
+                    next[last as usize] = i;
                 }
-                self.tail[pair] = i;
+                tail[pair] = i;
+                i += 1;
+            }
+        }
+        for (src, peers) in order_up.iter().enumerate() {
+            for &(_, dst) in peers {
+                tail[src * ports + dst as usize] = NIL;
             }
         }
     }
 
-    /// [`TopUp::index`]'s second part, after [`TopUp::index_pairs`]: the flows `rates` serves,
-    /// per port, in priority order.
-    pub fn index_holders(&mut self, coflows: &[CoflowState], rates: &Rates) {
+    /// Build what of the index is still to build, from `coflows` and `rates` as they are now.
+    fn build_pending(&mut self, coflows: &[CoflowState], rates: &Rates) {
+        match std::mem::take(&mut self.pending) {
+            Pending::Nothing => {}
+            Pending::Holders => self.build_holders(coflows, rates),
+            Pending::All => {
+                self.build_pairs(coflows);
+                self.build_holders(coflows, rates);
+            }
+        }
+    }
+
+    /// The index built now, as a decision built it before it was built lazily.
+    #[cfg(test)]
+    pub(crate) fn build_now(&mut self, coflows: &[CoflowState], rates: &Rates) {
+        self.build_pending(coflows, rates);
+    }
+
+    /// The flows `rates` serves, per port, in priority order.
+    fn build_holders(&mut self, coflows: &[CoflowState], rates: &Rates) {
         let ports = self.ports;
         for side in [UP, DOWN] {
             self.holders[side].resize_with(ports, Vec::new);
             self.holders[side].iter_mut().for_each(Vec::clear);
-            self.worst[side].clear();
-            self.worst[side].resize(ports, 0);
         }
-        for r in 0..self.by_rank.len() {
-            let ci = self.by_rank[r] as usize;
-            let rates = &rates.per_coflow[ci];
-            for (fi, f) in coflows[ci].flows.iter().enumerate() {
-                if rates[fi] > 0.0 {
+        // Keys come in increasing order: every holder is a push, and a port's worst is its
+        // last holder (what `hold` keeps, without its checks per flow).
+        let TopUp {
+            by_rank,
+            holders: [up, down],
+            worst,
+            ..
+        } = self;
+        for (r, &ci) in by_rank.iter().enumerate() {
+            let ci = ci as usize;
+            for (fi, (f, &x)) in coflows[ci]
+                .flows
+                .iter()
+                .zip(&rates.per_coflow[ci])
+                .enumerate()
+            {
+                if x > 0.0 {
                     let k = key(r as u32, fi as u32);
-                    self.hold(UP, f.src as usize, k);
-                    self.hold(DOWN, f.dst as usize, k);
+                    up[f.src as usize].push(k);
+                    down[f.dst as usize].push(k);
                 }
             }
+        }
+        for (w, held) in worst.iter_mut().zip([&*up, &*down]) {
+            w.clear();
+            w.extend(held.iter().map(|h| h.last().map_or(0, |&k| k + 1)));
         }
     }
 
@@ -309,6 +397,11 @@ impl TopUp {
         if self.ports == 0 {
             return; // never indexed: nothing ranked waits anywhere
         }
+        // Built from the state of the last decision with its finished flows at 0 bytes and 0
+        // rate: the same chains, and the same holders but for finished ones, which a built
+        // index skips when they come up (a finished holder yields nothing, and leaving it out
+        // of a port's worst key only prunes peers that could not have taken).
+        self.build_pending(coflows, rates);
         if !self.open_valid {
             for side in [UP, DOWN] {
                 for p in 0..self.ports {
@@ -606,6 +699,130 @@ impl Shortlist {
 mod tests {
     use super::*;
     use coflowkit_model::Fabric;
+    use proptest::prelude::*;
+
+    /// A decision on a random fabric: coflows of random flows, a random priority order, and
+    /// greedy rates that serve some flows whole, some in part, some not.
+    fn decision() -> impl Strategy<Value = (Fabric, Vec<CoflowState>, Rates, Vec<usize>)> {
+        (2usize..7, 1usize..7).prop_flat_map(|(ports, n)| {
+            let p = ports as u32;
+            let flows = prop::collection::vec((0..p, 0..p, 1u32..4, 0u8..3), 1..10);
+            (
+                Just(ports),
+                prop::collection::vec(flows, n),
+                Just(n).prop_shuffle_order(),
+                Just(n).prop_shuffle_order(),
+            )
+                .prop_map(|(ports, flows, order, fill_order)| {
+                    let fabric = Fabric::uniform(ports, 4.0);
+                    let coflows: Vec<CoflowState> = flows
+                        .iter()
+                        .map(|fs| {
+                            let f: Vec<_> =
+                                fs.iter().map(|&(s, d, b, _)| (s, d, b as f64)).collect();
+                            CoflowState::of_flows(&f)
+                        })
+                        .collect();
+                    let mut rates = Rates::default();
+                    rates.reset(&coflows);
+                    let mut budget = Budget::full(&fabric);
+                    // Filled in another order than the priority order, so that flows of
+                    // lower priority hold ports that flows of higher priority wait for.
+                    for &ci in &fill_order {
+                        for (fi, &(s, d, _, share)) in flows[ci].iter().enumerate() {
+                            let room = budget.up[s as usize].min(budget.down[d as usize]);
+                            let r = room * share as f64 / 2.0;
+                            if r > 0.0 {
+                                rates.per_coflow[ci][fi] = r;
+                                budget.take(s, d, r);
+                            }
+                        }
+                    }
+                    (fabric, coflows, rates, order)
+                })
+        })
+    }
+
+    trait ShuffleOrder {
+        fn prop_shuffle_order(self) -> BoxedStrategy<Vec<usize>>;
+    }
+
+    impl ShuffleOrder for Just<usize> {
+        fn prop_shuffle_order(self) -> BoxedStrategy<Vec<usize>> {
+            Just((0..self.0).collect::<Vec<_>>()).prop_shuffle().boxed()
+        }
+    }
+
+    proptest! {
+        /// An index built at the first hand-on, after flows ended, hands bandwidth on exactly
+        /// as one built at the decision (the way every index was built before), over rounds
+        /// of flow ends: same rates and same changes, bit for bit.
+        #[test]
+        fn an_index_built_at_the_first_hand_on_is_the_one_built_at_the_decision(
+            (fabric, mut coflows, rates, order) in decision(),
+            ends in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..4), 1..5),
+        ) {
+            let ports = fabric.ports();
+            let mut eager = TopUp::default();
+            eager.index(ports, order.iter().copied());
+            eager.build_now(&coflows, &rates);
+            let mut lazy = TopUp::default();
+            lazy.index(ports, order.iter().copied());
+            let mut spare = Budget::full(&fabric);
+            for (c, r) in coflows.iter().zip(&rates.per_coflow) {
+                for (f, &x) in c.flows.iter().zip(r) {
+                    spare.take(f.src, f.dst, x);
+                }
+            }
+            let (mut r_eager, mut r_lazy) = (rates.clone(), rates);
+            let mut f_eager = Freed { spare, ..Default::default() };
+            let mut f_lazy = f_eager.clone();
+            for round in ends {
+                // End some of the flows still running, as a world does: 0 bytes, 0 rate,
+                // their bandwidth spare at their ports.
+                let running: Vec<(usize, usize)> = coflows
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(ci, c)| (0..c.flows.len()).map(move |fi| (ci, fi)))
+                    .filter(|&(ci, fi)| {
+                        coflows[ci].flows[fi].remaining_bytes > 0.0
+                            && r_eager.per_coflow[ci][fi] > 0.0
+                    })
+                    .collect();
+                if running.is_empty() {
+                    break;
+                }
+                for at in round {
+                    let (ci, fi) = running[at.index(running.len())];
+                    let f = &mut coflows[ci].flows[fi];
+                    if f.remaining_bytes <= 0.0 {
+                        continue;
+                    }
+                    f.remaining_bytes = 0.0;
+                    let x = r_eager.per_coflow[ci][fi];
+                    prop_assert_eq!(x.to_bits(), r_lazy.per_coflow[ci][fi].to_bits());
+                    for (fr, r) in [(&mut f_eager, &mut r_eager), (&mut f_lazy, &mut r_lazy)] {
+                        r.per_coflow[ci][fi] = 0.0;
+                        fr.spare.up[f.src as usize] += x;
+                        fr.spare.down[f.dst as usize] += x;
+                        fr.up.push(f.src);
+                        fr.down.push(f.dst);
+                    }
+                }
+                for (fr, r, t) in [
+                    (&mut f_eager, &mut r_eager, &mut eager),
+                    (&mut f_lazy, &mut r_lazy, &mut lazy),
+                ] {
+                    fr.changed.clear();
+                    t.apply(&coflows, r, fr);
+                    fr.up.clear();
+                    fr.down.clear();
+                }
+                prop_assert_eq!(&f_eager.changed, &f_lazy.changed);
+                prop_assert_eq!(format!("{:?}", r_eager.per_coflow), format!("{:?}", r_lazy.per_coflow));
+            }
+        }
+    }
 
     #[test]
     fn freed_uplink_goes_to_the_first_flow_with_room_in_priority_order() {
@@ -625,7 +842,7 @@ mod tests {
         };
         freed.spare.take(0, 2, 10.0);
         let mut t = TopUp::default();
-        t.index(4, &coflows, &rates, [1, 0]);
+        t.index(4, [1, 0]);
         freed.up.push(0);
         freed.down.push(1);
         t.apply(&coflows, &mut rates, &mut freed);
@@ -660,7 +877,7 @@ mod tests {
             per_coflow: vec![vec![0.0; 8]],
         };
         let mut t = TopUp::default();
-        t.index(9, &coflows, &rates, [0]);
+        t.index(9, [0]);
         let mut freed = Freed {
             spare: Budget::full(&fabric),
             ..Default::default()
@@ -691,7 +908,7 @@ mod tests {
             per_coflow: vec![vec![0.0; 3]],
         };
         let mut t = TopUp::default();
-        t.index(3, &coflows, &rates, [0]);
+        t.index(3, [0]);
         coflows[0].flows[0].remaining_bytes = 0.0;
         let mut freed = Freed {
             spare: Budget::full(&fabric),
@@ -740,7 +957,7 @@ mod tests {
             per_coflow: vec![vec![10.0, 0.0], vec![10.0]],
         };
         let mut t = TopUp::default();
-        t.index(4, &coflows, &rates, [0, 1]);
+        t.index(4, [0, 1]);
         rates.per_coflow[0][0] = 0.0; // 0->1 ends: the world zeroes it and frees its ports
         let mut freed = Freed {
             spare: Budget::full(&fabric),

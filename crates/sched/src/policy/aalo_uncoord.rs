@@ -302,8 +302,7 @@ impl Scheduler for AaloUncoord {
             }
             let mut order: Vec<usize> = (0..snap.coflows.len()).collect();
             order.sort_by_key(|&c| first[c]);
-            self.topup
-                .index(snap.fabric.ports(), snap.coflows, rates, order);
+            self.topup.index(snap.fabric.ports(), order);
         }
         // Wake when the next part's bytes cross its sender's threshold at these rates.
         let queues = &self.config.queues;

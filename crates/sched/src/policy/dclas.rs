@@ -36,7 +36,7 @@ pub(crate) fn split_index(
             }
         });
     }
-    topup.index_holders(coflows, rates);
+    topup.index_holders();
 }
 
 /// Relative slack for "a size has reached a threshold" and "now is a tick": the fluid simulator
@@ -400,7 +400,9 @@ mod tests {
             serve,
         );
         let mut whole = TopUp::default();
-        whole.index(ports as usize, &coflows, &rates, order.iter().copied());
+        whole.index(ports as usize, order.iter().copied());
+        split.build_now(&coflows, &rates);
+        whole.build_now(&coflows, &rates);
         assert_eq!(format!("{split:?}"), format!("{whole:?}"));
     }
 

@@ -197,9 +197,7 @@ impl Scheduler for Ordered {
         self.core
             .backfill_in_order(self.backfill, &order, snap, rates);
         if self.on_flow_completion == FlowCompletion::Redistribute {
-            self.core
-                .topup
-                .index(snap.fabric.ports(), snap.coflows, rates, order);
+            self.core.topup.index(snap.fabric.ports(), order);
         }
         Decision::none()
     }

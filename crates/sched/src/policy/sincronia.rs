@@ -148,8 +148,7 @@ impl Scheduler for Sincronia {
         }
         if self.on_flow_completion == FlowCompletion::Redistribute {
             let order = self.order.iter().copied();
-            self.topup
-                .index(snap.fabric.ports(), snap.coflows, rates, order);
+            self.topup.index(snap.fabric.ports(), order);
         }
         Decision::none()
     }

@@ -194,7 +194,7 @@ impl Scheduler for Varys {
 
         // During a δ-interval everyone but the starved waits: nothing to redistribute to.
         let ports = snap.fabric.ports();
-        self.core.topup.index(ports, snap.coflows, rates, []);
+        self.core.topup.index(ports, []);
         let mut wake = Decision::none();
         let mut sebf_turn = true;
         if let Some(st) = self.config.starvation {
@@ -248,7 +248,7 @@ impl Scheduler for Varys {
         self.core.backfill_in_order(kind, &rejected, snap, rates);
         if self.config.on_flow_completion == FlowCompletion::Redistribute {
             let all = admitted.iter().chain(&order).chain(&rejected).copied();
-            self.core.topup.index(ports, snap.coflows, rates, all);
+            self.core.topup.index(ports, all);
         }
         if let Some(st) = self.config.starvation {
             let mut now_served = HashSet::new();
