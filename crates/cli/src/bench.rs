@@ -20,11 +20,11 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub sched: SchedArgs,
     /// Also replay the trace upscaled to this many times its coflows (FB-derived, same load);
-    /// 0 to skip
-    #[arg(long, default_value_t = 10)]
+    /// 0 to skip, at most 1000
+    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1000))]
     pub upscale: usize,
-    /// Runs per scheduler; the table reports the fastest and the median
-    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Runs per scheduler; the table reports the fastest and the median (1 to 100000)
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub repeat: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -57,7 +57,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         );
         workloads.push((format!("{}x upscaled", args.upscale), up, fabric));
     }
-    println!(
+    outln!(
         "{:<22} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>16}",
         "workload",
         "scheduler",
@@ -67,7 +67,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "median s",
         "decisions",
         "redistributions"
-    );
+    )?;
     for (name, t, f) in &workloads {
         for &kind in &kinds {
             let mut times = Vec::new();
@@ -81,7 +81,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             times.sort_by(f64::total_cmp);
             let best = times[0];
             let median = times[times.len() / 2];
-            println!(
+            outln!(
                 "{:<22} {:<10} {:>8} {:>10} {:>10.3} {:>10.3} {:>10} {:>16}",
                 short(name),
                 kind.name(),
@@ -91,7 +91,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 median,
                 decisions,
                 redistributions
-            );
+            )?;
         }
     }
     Ok(())

@@ -140,15 +140,21 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
         c
     };
     let results = run_broadcast(&cfg, &node)?;
-    println!(
+    outln!(
         "{:<18} {:>9} {:>10} {:>12} {:>10} {:>10} {:>8}  note",
-        "mechanism", "receivers", "MiB", "completion_s", "mean_s", "bound_s", "sha_ok"
-    );
+        "mechanism",
+        "receivers",
+        "MiB",
+        "completion_s",
+        "mean_s",
+        "bound_s",
+        "sha_ok"
+    )?;
     for r in &results {
         let done: Vec<f64> = r.receiver_times_s.iter().flatten().copied().collect();
         let mean = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
         let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-        println!(
+        outln!(
             "{:<18} {:>9} {:>10.1} {:>12} {:>10} {:>10} {:>8}  {}",
             r.mechanism,
             r.receivers,
@@ -162,7 +168,7 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
             } else {
                 format!("dead hosts {:?}", r.dead)
             })
-        );
+        )?;
     }
     if let Some(path) = &a.json {
         let v = serde_json::json!({ "results": results });

@@ -1,4 +1,9 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
+// Output goes through `out!`/`outln!` (errors, not panics, when stdout fails).
+#![warn(clippy::print_stdout)]
+
+#[macro_use]
+mod out;
 
 mod bench;
 mod broadcast;
@@ -11,6 +16,7 @@ mod hug;
 mod milliquery;
 mod millisort;
 mod ranks;
+mod read_limited;
 mod replay;
 mod reproduce;
 mod shuffle;
@@ -126,8 +132,12 @@ fn main() -> ExitCode {
         Command::Reproduce(c) => reproduce::run(c),
         Command::Transfers(a) => transfers::run(a),
     };
+    // What the last `out!` left buffered fails here, not silently at exit.
+    let result = result.and_then(|()| Ok(out::flush()?));
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of stdout went away (`| head`): nothing more to say, to anyone.
+        Err(e) if out::is_broken_pipe(&e) => ExitCode::from(out::BROKEN_PIPE_STATUS),
         Err(e) => {
             // Each cause once: `{:#}` repeats those the message already holds.
             let e = anyhow::anyhow!(error_text::chain(&e));

@@ -145,9 +145,9 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         && match netns::available() {
             Ok(()) => true,
             Err(why) => {
-                println!(
+                outln!(
                     "--netns: {why}; falling back to rate emulation by pacing inside the daemons"
-                );
+                )?;
                 false
             }
         };
@@ -161,7 +161,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     let (lo, hi) = nics.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
         (lo.min(r), hi.max(r))
     });
-    println!(
+    outln!(
         "{}: first {} coflows ({} flows, {:.1} MB after scaling bytes by {} and time by {}) on {} \
          local daemons at {} each ({})",
         path.display(),
@@ -181,7 +181,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         } else {
             "emulated by pacing in the daemons; no --netns"
         }
-    );
+    )?;
     let rt = tokio::runtime::Runtime::new()?;
     {
         // Ctrl-C or SIGTERM must not leave namespaces, links or spilled objects behind. The
@@ -247,17 +247,17 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     }
     drop(spill);
 
-    println!(
+    outln!(
         "\nreal ({}, {hosts} daemons):",
         if use_netns { "netns" } else { "loopback" }
-    );
-    print!("{}", report::table(&real_runs, baseline.name()));
-    println!("\nsimulated (same scaled workload, flowsim):");
-    print!("{}", report::table(&sim_runs, baseline.name()));
-    println!("\nreal vs simulated:");
+    )?;
+    out!("{}", report::table(&real_runs, baseline.name()))?;
+    outln!("\nsimulated (same scaled workload, flowsim):")?;
+    out!("{}", report::table(&sim_runs, baseline.name()))?;
+    outln!("\nreal vs simulated:")?;
     let base_real = real_runs.iter().find(|r| r.name() == baseline.name());
     let base_sim = sim_runs.iter().find(|r| r.name() == baseline.name());
-    println!(
+    outln!(
         "{:<10} {:>12} {:>12} {:>8} {:>14} {:>14}",
         "scheduler",
         "real avg s",
@@ -265,7 +265,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         "diff",
         format!("real x {}", baseline.name()),
         format!("sim x {}", baseline.name())
-    );
+    )?;
     for (r, s) in real_runs.iter().zip(&sim_runs) {
         let (ra, sa) = (r.summary.avg_cct_s, s.summary.avg_cct_s);
         let sp = |b: Option<&Run>, x: &Run| {
@@ -279,7 +279,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 "-".into()
             }
         };
-        println!(
+        outln!(
             "{:<10} {:>12} {:>12} {:>8} {:>14} {:>14}",
             r.name(),
             secs(ra),
@@ -291,7 +291,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             },
             report::ratio(sp(base_real, r)),
             report::ratio(sp(base_sim, s))
-        );
+        )?;
     }
     if let Some(p) = &args.json {
         write_json(

@@ -9,7 +9,7 @@ pub fn run(args: SimArgs) -> Result<()> {
     let path = args.workload.trace_path();
     let trace = coflowkit_model::trace::read_path(&path)?;
     let done = sim::execute(&args, &path, trace)?;
-    println!(
+    outln!(
         "{}: {} coflows, {} flows, {} ports{}",
         done.trace_name,
         done.trace.coflows.len(),
@@ -20,16 +20,16 @@ pub fn run(args: SimArgs) -> Result<()> {
         } else {
             ""
         }
-    );
-    print!("{}", report::table(&done.runs, done.baseline.name()));
+    )?;
+    out!("{}", report::table(&done.runs, done.baseline.name()))?;
     if let Some(t) = done.tenant_tables() {
-        print!("{t}");
+        out!("{t}")?;
     }
     if let Some(t) = done.stage_table() {
-        print!("{t}");
+        out!("{t}")?;
     }
     if let Some(file) = done.write_outputs(&args)? {
-        println!("CCT CDF: {}", file.display());
+        outln!("CCT CDF: {}", file.display())?;
     }
     Ok(())
 }

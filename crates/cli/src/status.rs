@@ -1,7 +1,6 @@
 //! `coflowkit status`: what a coordinator knows (daemons, coflows, flows and their rates).
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
@@ -29,11 +28,8 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs) -> Result<()> {
     let text = render(args)?;
-    // `status | head` closes the pipe early: that is not an error worth a panic or a message.
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    // `status | head` closes the pipe early: `main` ends quietly (see `out`).
+    Ok(out!("{text}")?)
 }
 
 /// What `status` prints.

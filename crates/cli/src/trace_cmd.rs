@@ -102,9 +102,7 @@ impl OutArgs {
                 );
             }
             None => {
-                let mut w = BufWriter::new(std::io::stdout().lock());
-                trace::write(t, self.format, &mut w)?;
-                w.flush()?;
+                trace::write(t, self.format, crate::out::Stdout)?;
             }
         }
         Ok(())
@@ -118,10 +116,10 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             let t = trace::read_path(&path)?;
             let s = TraceStats::of(&t);
             if json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
+                outln!("{}", serde_json::to_string_pretty(&s)?)?;
             } else {
-                println!("{}", path.display());
-                print!("{s}");
+                outln!("{}", path.display())?;
+                out!("{s}")?;
             }
         }
         TraceCmd::Convert { file, out } => out.write(&trace::read_path(&file)?)?,

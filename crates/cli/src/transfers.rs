@@ -176,7 +176,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                 &connections,
                 size(&a.bytes, "--bytes")?,
             )?;
-            println!(
+            outln!(
                 "{:>7} {:>9} {:>11} {:>12} {:>10} {:>9} {:>9}  note",
                 "senders",
                 "receivers",
@@ -185,9 +185,9 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                 "mean_mbps",
                 "min_mbps",
                 "of_link"
-            );
+            )?;
             for r in &rows {
-                println!(
+                outln!(
                     "{:>7} {:>9} {:>11} {:>12} {:>10} {:>9} {:>9}  {}",
                     r.senders,
                     r.receivers,
@@ -197,7 +197,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                     f(r.min_receiver_mbps),
                     f(r.mean_receiver_mbps.map(|m| m / r.link_mbps)),
                     r.error.clone().unwrap_or_default()
-                );
+                )?;
             }
             let failed = rows.iter().any(|r| r.error.is_some());
             (serde_json::to_value(rows)?, failed)
@@ -209,13 +209,19 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                 size(&a.unit, "--unit")?,
                 connections.first().copied().unwrap_or(5),
             )?;
-            println!(
+            outln!(
                 "{:>8} {:>3} {:>11} {:>7} {:>8} {:>7} {:>8}  note",
-                "topology", "n", "standard_s", "madd_s", "speedup", "theory", "bound_s"
-            );
+                "topology",
+                "n",
+                "standard_s",
+                "madd_s",
+                "speedup",
+                "theory",
+                "bound_s"
+            )?;
             for r in &rows {
                 let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.0}%", v * 100.0));
-                println!(
+                outln!(
                     "{:>8} {:>3} {:>11} {:>7} {:>8} {:>7} {:>8}  {}",
                     r.topology,
                     r.n,
@@ -225,7 +231,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                     pct(Some(r.theory)),
                     f(r.bound_s),
                     r.error.clone().unwrap_or_default()
-                );
+                )?;
             }
             let failed = rows.iter().any(|r| r.error.is_some());
             (serde_json::to_value(rows)?, failed)
@@ -240,7 +246,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                 connections: connections.first().copied().unwrap_or(0),
             };
             let rows = experiments::itc_policies(&b, &s, &policies)?;
-            println!(
+            outln!(
                 "{:<14} {:>8} {:>8} {:>12} {:>12} {:>13} {:>13}  note",
                 "policy",
                 "batch_s",
@@ -249,9 +255,9 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                 "adhoc_end_s",
                 "model_batch_s",
                 "model_adhoc_s"
-            );
+            )?;
             for r in &rows {
-                println!(
+                outln!(
                     "{:<14} {:>8} {:>8} {:>12} {:>12} {:>13.3} {:>13.3}  {}",
                     serde_json::to_value(r.policy)?.as_str().unwrap_or("?"),
                     f(r.batch_s),
@@ -261,7 +267,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                     r.model_batch_s,
                     r.model_adhoc_s,
                     r.error.clone().unwrap_or_default()
-                );
+                )?;
             }
             let failed = rows.iter().any(|r| r.error.is_some());
             (serde_json::to_value(rows)?, failed)
@@ -280,12 +286,18 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                 iterations: a.iterations,
             };
             let rows = experiments::iterative(&b, &s, &broadcast_node)?;
-            println!(
+            outln!(
                 "{:>7} {:<7} {:<10} {:>11} {:<22} {:>9} {:>7}  note",
-                "workers", "phase", "broadcast", "broadcast_s", "shuffle", "shuffle_s", "comm_s"
-            );
+                "workers",
+                "phase",
+                "broadcast",
+                "broadcast_s",
+                "shuffle",
+                "shuffle_s",
+                "comm_s"
+            )?;
             for r in &rows {
-                println!(
+                outln!(
                     "{:>7} {:<7} {:<10} {:>11} {:<22} {:>9} {:>7}  {}",
                     r.workers,
                     r.phase,
@@ -295,7 +307,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                     f(r.shuffle_s),
                     f(r.comm_s),
                     r.error.clone().unwrap_or_default()
-                );
+                )?;
             }
             let failed = rows.iter().any(|r| r.error.is_some());
             (serde_json::to_value(rows)?, failed)

@@ -9,6 +9,12 @@ use crate::variation::Variation;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+/// Largest ToR-core bandwidth, as a fraction of a rack's host bandwidth: far past any
+/// over-provisioning, and small enough that port credits in milli-packets stay in 64 bits.
+pub const MAX_CORE_FRACTION: f64 = 1000.0;
+/// Longest loss-recovery timer period (timesteps): the step budget adds 40 periods.
+pub const MAX_RESEND_TIMEOUT: u64 = 1_000_000_000;
+
 /// Which switch output ports serve control packets ahead of data (thesis §3.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Priorities {
@@ -169,10 +175,13 @@ impl SimConfig {
                 ),
             );
         }
-        if !(self.core_fraction > 0.0 && self.core_fraction.is_finite()) {
+        if !(self.core_fraction > 0.0 && self.core_fraction <= MAX_CORE_FRACTION) {
             return bad(
                 "core",
-                format!("must be a positive fraction, got {}", self.core_fraction),
+                format!(
+                    "must be above 0 and at most {MAX_CORE_FRACTION}, got {}",
+                    self.core_fraction
+                ),
             );
         }
         if self.hop_latency == 0 {
@@ -257,6 +266,15 @@ impl SimConfig {
             return bad(
                 "reorder",
                 "the largest delay must be at least 1 timestep".into(),
+            );
+        }
+        if !(1..=MAX_RESEND_TIMEOUT).contains(&self.resend_timeout) {
+            return bad(
+                "resend-timeout",
+                format!(
+                    "the timer period must be in 1..={MAX_RESEND_TIMEOUT} timesteps, got {}",
+                    self.resend_timeout
+                ),
             );
         }
         if self.resend_timeout == 0 || self.dead_after == 0 {

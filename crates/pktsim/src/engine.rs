@@ -144,7 +144,10 @@ impl Sim {
             cfg.max_steps
         } else {
             // Loss recovery: room for a few dozen repairs of one timer period each.
-            50 * lower + 100_000 + recovery.map_or(0, |r| 40 * r.timeout)
+            // Saturating: a huge bound or timer means "until done", not an overflow.
+            (50u64.saturating_mul(lower))
+                .saturating_add(100_000)
+                .saturating_add(recovery.map_or(0, |r| r.timeout.saturating_mul(40)))
         };
         let mut sim = Sim {
             m: Metrics {
@@ -550,7 +553,11 @@ impl Sim {
             } else {
                 pt.cap_milli + 999
             };
-            pt.credit = (pt.credit + pt.cap_milli * elapsed).min(bank);
+            // Saturating: a fast port idle for long would pass 2^64 milli-packets.
+            pt.credit = (pt
+                .credit
+                .saturating_add(pt.cap_milli.saturating_mul(elapsed)))
+            .min(bank);
             while let Some(&p) = pt.data.front() {
                 if p.kind == Kind::Data {
                     if pt.credit < 1000 {

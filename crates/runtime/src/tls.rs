@@ -181,8 +181,27 @@ fn host_of(addr: &str) -> String {
     a.rsplit_once(':').map_or(a, |(h, _)| h).to_string()
 }
 
+/// Largest certificate, key or CA file read (bytes): a CA bundle is a few hundred KB, and
+/// `/dev/urandom` must not be read until memory runs out.
+pub const MAX_PEM_FILE_BYTES: u64 = 16 << 20;
+
 fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(format!("reading {what} file {}", path.display()), e))
+    use std::io::Read;
+    let ctx = || format!("reading {what} file {}", path.display());
+    let f = std::fs::File::open(path).map_err(|e| Error::io(ctx(), e))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_PEM_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(ctx(), e))?;
+    if bytes.len() as u64 > MAX_PEM_FILE_BYTES {
+        return Err(Error::io(
+            ctx(),
+            std::io::Error::other(format!(
+                "larger than the limit of {MAX_PEM_FILE_BYTES} bytes"
+            )),
+        ));
+    }
+    Ok(bytes)
 }
 
 fn certs(pem: &[u8], name: &str) -> Result<Vec<CertificateDer<'static>>> {
@@ -303,5 +322,21 @@ mod tests {
         let missing = dir.path().join("nope.pem");
         let e = TlsClient::from_file(&missing).unwrap_err();
         assert!(e.to_string().contains("nope.pem"), "{e}");
+    }
+
+    /// An endless file is refused at the bound, naming file and limit (session 29 read
+    /// `/dev/urandom` past a GB).
+    #[test]
+    fn endless_pem_files_are_refused_at_the_bound() {
+        let e = TlsClient::from_file(Path::new("/dev/urandom")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "reading TLS CA certificate file /dev/urandom: larger than the limit of \
+                 {MAX_PEM_FILE_BYTES} bytes"
+            )
+        );
+        let e = TlsServer::from_files(Path::new("/dev/zero"), Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("/dev/zero: larger than"), "{e}");
     }
 }

@@ -19,4 +19,7 @@ pub enum Error {
     /// A summary counts 2^64 or more of something.
     #[error("the summary's {field} count does not fit in 64 bits")]
     CountTooLarge { field: &'static str },
+    /// Combining summaries would count 2^64 or more of something.
+    #[error("the combined {field} count passes 2^64 - 1")]
+    CountOverflow { field: &'static str },
 }

@@ -103,31 +103,85 @@ impl Summary {
     /// Appends the summary of the run that follows this one, as valsort `-s` does: the boundary
     /// pair (this run's last key, `next`'s first) counts as one more duplicate or unordered
     /// record, positions in `next` shift by this run's length. An empty `next` changes nothing.
+    ///
+    /// # Panics
+    /// If a combined count passes 2^64 - 1, which only summaries read from outside can do;
+    /// [`Summary::try_append`] returns an error instead.
     pub fn append(&mut self, next: &Summary) {
+        self.try_append(next)
+            .unwrap_or_else(|e| panic!("Summary::append: {e}"));
+    }
+
+    /// [`Summary::append`], or an error (leaving `self` unchanged) when a count would pass
+    /// 2^64 - 1: summary files are read from outside and may claim any counts.
+    pub fn try_append(&mut self, next: &Summary) -> Result<(), Error> {
         let (Some(next_first), Some(next_last)) = (&next.first_record, &next.last_record) else {
-            return;
+            return Ok(());
         };
-        match self.last_key() {
-            None => self.first_record = Some(*next_first),
-            Some(prev) => self.note_order(self.records, &prev, &next_first[..KEY_LEN]),
+        let over = |field| Error::CountOverflow { field };
+        let (mut duplicates, mut unordered) = (next.duplicates, next.unordered);
+        let mut first_unordered = self.first_unordered;
+        if let Some(prev) = self.last_key() {
+            match prev[..].cmp(&next_first[..KEY_LEN]) {
+                std::cmp::Ordering::Equal => {
+                    duplicates = duplicates.checked_add(1).ok_or(over("duplicate keys"))?;
+                }
+                std::cmp::Ordering::Greater => {
+                    unordered = unordered.checked_add(1).ok_or(over("unordered records"))?;
+                    first_unordered.get_or_insert(self.records);
+                }
+                std::cmp::Ordering::Less => {}
+            }
         }
-        if self.first_unordered.is_none() {
-            self.first_unordered = next.first_unordered.map(|i| self.records + i);
+        if first_unordered.is_none() {
+            first_unordered = match next.first_unordered {
+                Some(i) => Some(
+                    self.records
+                        .checked_add(i)
+                        .ok_or(over("first unordered record"))?,
+                ),
+                None => None,
+            };
         }
-        self.records += next.records;
+        let records = self
+            .records
+            .checked_add(next.records)
+            .ok_or(over("records"))?;
+        let duplicates = self
+            .duplicates
+            .checked_add(duplicates)
+            .ok_or(over("duplicate keys"))?;
+        let unordered = self
+            .unordered
+            .checked_add(unordered)
+            .ok_or(over("unordered records"))?;
+        if self.first_record.is_none() {
+            self.first_record = Some(*next_first);
+        }
+        self.first_unordered = first_unordered;
+        self.records = records;
         self.checksum = self.checksum.wrapping_add(next.checksum);
-        self.duplicates += next.duplicates;
-        self.unordered += next.unordered;
+        self.duplicates = duplicates;
+        self.unordered = unordered;
         self.last_record = Some(*next_last);
+        Ok(())
     }
 
     /// The summary of the concatenation of runs summarised by `parts`, in order.
+    ///
+    /// # Panics
+    /// As [`Summary::append`]; [`Summary::try_combine`] returns an error instead.
     pub fn combine(parts: &[Summary]) -> Summary {
+        Summary::try_combine(parts).unwrap_or_else(|(_, e)| panic!("Summary::combine: {e}"))
+    }
+
+    /// [`Summary::combine`], or the index of the part whose counts overflow, with the error.
+    pub fn try_combine(parts: &[Summary]) -> Result<Summary, (usize, Error)> {
         let mut whole = Summary::default();
-        for part in parts {
-            whole.append(part);
+        for (i, part) in parts.iter().enumerate() {
+            whole.try_append(part).map_err(|e| (i, e))?;
         }
-        whole
+        Ok(whole)
     }
 
     /// The key of the first record.
@@ -186,6 +240,48 @@ mod tests {
         assert_eq!(whole, Summary::of(&parts.concat()));
         assert_eq!(whole.duplicates, 1);
         assert_eq!(whole.first_unordered, Some(4));
+    }
+
+    /// Summary files may claim any counts: sums past 2^64 - 1 are errors naming the count,
+    /// and the summary is left as it was (session 29 panicked with an add overflow).
+    #[test]
+    fn counts_that_overflow_when_combined_are_errors() {
+        let huge = |records: u64, duplicates: u64, key: u8| Summary {
+            records,
+            duplicates,
+            first_record: Some(rec(key, 0)),
+            last_record: Some(rec(key, 0)),
+            ..Summary::default()
+        };
+        let half = huge(1 << 63, 0, 1);
+        assert_eq!(
+            Summary::try_combine(&[half.clone(), half.clone()]),
+            Err((1, Error::CountOverflow { field: "records" }))
+        );
+        // The boundary pair is one more duplicate on top of u64::MAX.
+        let dups = huge(5, u64::MAX, 1);
+        let mut whole = huge(1, 0, 1);
+        let before = whole.clone();
+        assert_eq!(
+            whole.try_append(&dups),
+            Err(Error::CountOverflow {
+                field: "duplicate keys"
+            })
+        );
+        assert_eq!(whole, before);
+        // Positions shift by the records before them.
+        let mut late = huge(10, 0, 0);
+        late.first_unordered = Some(u64::MAX - 1);
+        let mut first = huge(5, 0, 0);
+        assert_eq!(
+            first.try_append(&late),
+            Err(Error::CountOverflow {
+                field: "first unordered record"
+            })
+        );
+        // Within range, the checked sum equals the plain one.
+        let ok = Summary::try_combine(&[huge(3, 1, 1), huge(4, 2, 1)]).unwrap();
+        assert_eq!((ok.records, ok.duplicates), (7, 4));
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
                     messages: msgs,
                     iters: a.iters,
                 };
-                println!(
+                outln!(
                     "{:<10} ranks {:>4}  bytes {:>8}  p50 {:>10.1} us  p99 {:>10.1} us  messages {:>8.0}",
                     format!("{:?}", row.op).to_lowercase(),
                     row.ranks,
@@ -130,7 +130,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
                     row.p50_us,
                     row.p99_us,
                     row.messages
-                );
+                )?;
                 rows.push(row);
             }
         }

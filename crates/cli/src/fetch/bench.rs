@@ -26,7 +26,8 @@ pub struct FetchBenchArgs {
     /// Policies to time
     #[arg(long, default_value = "random,gss,pgss,opt", value_name = "LIST")]
     pub policy: String,
-    #[arg(long, default_value_t = 5, value_name = "F")]
+    /// Concurrent fetches per reduce task (1 to 1024)
+    #[arg(long, default_value_t = 5, value_name = "F", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub fetchers: usize,
     /// Timed decisions per policy and size (opt: joint requests for all fetchers, at most 5)
     #[arg(long, default_value_t = 200, value_name = "N")]
@@ -120,10 +121,15 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
     let low = parse_rate_bps(&args.low_rate).context("--low-rate")? / 8.0;
     let high = parse_rate_bps(&args.high_rate).context("--high-rate")? / 8.0;
     let fetchers = args.fetchers.max(1);
-    println!(
+    outln!(
         "{:>6} {:>8} {:<8} {:>10} {:>14} {:>14}",
-        "nodes", "flows", "policy", "decisions", "µs/decision", "evals/decision"
-    );
+        "nodes",
+        "flows",
+        "policy",
+        "decisions",
+        "µs/decision",
+        "evals/decision"
+    )?;
     for &n in &sizes {
         let caps: Vec<f64> = (0..n).map(|i| if i < n / 2 { low } else { high }).collect();
         let fabric = Fabric {
@@ -144,10 +150,12 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
                 let m = (n - 1) as u64;
                 let combos = multisets(m, fetchers as u64);
                 if combos > u128::from(SelectOptions::default().max_combinations) {
-                    println!(
+                    outln!(
                         "{n:>6} {flows:>8} {:<8} {:>10} {:>14} {combos:>14}",
-                        "opt", "-", "refused"
-                    );
+                        "opt",
+                        "-",
+                        "refused"
+                    )?;
                     continue;
                 }
                 let others = Source::each(&(1..n as u32).collect::<Vec<_>>());
@@ -159,11 +167,11 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
                     st.select(Policy::Opt, 0, &others, fetchers)?;
                     total += t0.elapsed().as_secs_f64();
                 }
-                println!(
+                outln!(
                     "{n:>6} {flows:>8} {:<8} {reps:>10} {:>14.1} {combos:>14}",
                     "opt",
                     1e6 * total / reps as f64
-                );
+                )?;
                 continue;
             }
             let mut total = 0.0;
@@ -174,11 +182,11 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
                 done += 1;
             }
             let evals = (s.state.evaluations() - evals0) as f64 / done.max(1) as f64;
-            println!(
+            outln!(
                 "{n:>6} {flows:>8} {:<8} {done:>10} {:>14.1} {evals:>14.1}",
                 policy.name(),
                 1e6 * total / done.max(1) as f64
-            );
+            )?;
         }
     }
     Ok(())

@@ -36,11 +36,11 @@ pub fn run(args: BwArgs) -> Result<()> {
     let mut bw = Bandwidth::new(fabric);
     let rates: Vec<f64> = bw.rates(&flows, &[]).iter().map(|&r| tidy(r)).collect();
     let total = tidy(rates.iter().sum());
-    println!("{:>5} {:>5} {:>5} {:>16}", "flow", "src", "dst", "rate bps");
+    outln!("{:>5} {:>5} {:>5} {:>16}", "flow", "src", "dst", "rate bps")?;
     for (i, (&(s, d), r)) in flows.iter().zip(&rates).enumerate() {
-        println!("{i:>5} {s:>5} {d:>5} {r:>16}");
+        outln!("{i:>5} {s:>5} {d:>5} {r:>16}")?;
     }
-    println!("{:>17} {total:>16}", "total");
+    outln!("{:>17} {total:>16}", "total")?;
     if let Some(p) = &args.json {
         let v = json!({ "rates": rates, "total": total });
         std::fs::write(p, serde_json::to_string_pretty(&v)? + "\n")

@@ -20,8 +20,9 @@ use super::rates::{node_rates, parse_policies};
 
 #[derive(Args, Debug)]
 pub struct FetchSimArgs {
-    /// Nodes [default: as many as --rates lists, else 16; with --trace, the trace's ports]
-    #[arg(long, value_name = "N")]
+    /// Nodes, 1 to 65536 [default: as many as --rates lists, else 16; with --trace, the
+    /// trace's ports]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536))]
     pub nodes: Option<usize>,
     /// Node capacities, same up and down: `RATE[:COUNT],...` in node order (e.g.
     /// 160mbit:8,320mbit:8); one plain rate applies to every node [default: 1gbit]
@@ -46,8 +47,8 @@ pub struct FetchSimArgs {
     /// Seed of the workload (partition sizes) and of the policies' tie-breaks and random picks
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Repeat with seeds seed, seed+1, ... and report means
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Repeat with seeds seed, seed+1, ... and report means (1 to 100000)
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub runs: u64,
     /// Concurrent jobs (identical shape; job j's reducers start at node j)
     #[arg(long, default_value_t = 1, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
@@ -246,7 +247,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
         .flat_map(|j| &j.reducers)
         .map(|r| r.fetches.len())
         .sum();
-    println!(
+    outln!(
         "{}: {n} nodes, {} jobs, {} reduce tasks, {fetches} fetches, {:.1} MB, {} fetchers, {} run(s)",
         args.trace
             .as_ref()
@@ -256,8 +257,8 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
         first.total_bytes / MB,
         args.fetchers,
         args.runs
-    );
-    println!(
+    )?;
+    outln!(
         "{:<8} {:>12} {:>10} {:>17} {:>10} {:>9} {:>10} {:>12}",
         "policy",
         "shuffle s",
@@ -267,9 +268,9 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
         "link use",
         "decisions",
         "µs/decision"
-    );
+    )?;
     for r in &results {
-        println!(
+        outln!(
             "{:<8} {:>12.3} {:>9.2}% {:>17.2} {:>9.2}% {:>8.1}% {:>10.0} {:>12.1}",
             r.policy,
             r.shuffle_time_s,
@@ -279,7 +280,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
             100.0 * r.link_utilization,
             r.decisions,
             r.select_us_per_decision
-        );
+        )?;
     }
     if let Some(p) = &args.json {
         let v = json!({
@@ -317,7 +318,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
             .map(|(p, v)| (p.name(), v[0].completion_curve.as_slice()))
             .collect();
         let file = super::plot::completion_ratio(dir, &curves)?;
-        println!("completion ratio: {}", file.display());
+        outln!("completion ratio: {}", file.display())?;
     }
     Ok(())
 }

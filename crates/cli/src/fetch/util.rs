@@ -33,19 +33,20 @@ pub struct UtilArgs {
     /// Policies (random is always run, as the baseline)
     #[arg(long, default_value = "random,pgss,opt", value_name = "LIST")]
     pub policy: String,
-    #[arg(long, default_value_t = 5, value_name = "F")]
+    /// Concurrent fetches per reduce task (1 to 1024)
+    #[arg(long, default_value_t = 5, value_name = "F", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub fetchers: usize,
-    /// Rounds per run (each node takes one turn per round)
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    /// Rounds per run (each node takes one turn per round; at most 10^6)
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1_000_000))]
     pub rounds: usize,
     /// Rounds before utilization is sampled
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub warmup: usize,
-    /// Runs per point for every policy but random (the paper: 10)
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    /// Runs per point for every policy but random (the paper: 10; at most 100000)
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub runs: u64,
-    /// Runs per point for random (the paper: 100)
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    /// Runs per point for random (the paper: 100; at most 100000)
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub runs_random: u64,
     /// PGSS's heaviest-loaded nodes: `count` (the paper) or `time` (count per uplink capacity;
     /// an exploration, not in the paper)
@@ -90,10 +91,16 @@ pub fn run(args: UtilArgs) -> Result<()> {
     }
 
     let mut points: Vec<UtilPoint> = Vec::new();
-    println!(
+    outln!(
         "{:>6} {:>9} {:<8} {:>5} {:>14} {:>12} {:>10}",
-        "nodes", "low share", "policy", "runs", "util Mbit/s", "of capacity", "vs random"
-    );
+        "nodes",
+        "low share",
+        "policy",
+        "runs",
+        "util Mbit/s",
+        "of capacity",
+        "vs random"
+    )?;
     for &n in &nodes {
         for &share in &shares {
             let slow = (share * n as f64).round() as usize;
@@ -145,7 +152,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
                     of_capacity: util / cap,
                     gain_pct: 100.0 * (util - base) / base,
                 };
-                println!(
+                outln!(
                     "{:>6} {:>9.2} {:<8} {:>5} {:>14.1} {:>11.1}% {:>9.2}%",
                     n,
                     share,
@@ -154,7 +161,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
                     p.mean_util_bps / 1e6,
                     100.0 * p.of_capacity,
                     p.gain_pct
-                );
+                )?;
                 points.push(p);
             }
         }
@@ -173,7 +180,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
     }
     if let Some(dir) = &args.plot {
         let file = super::plot::gain(dir, &points, nodes.len() > 1)?;
-        println!("gain over random: {}", file.display());
+        outln!("gain over random: {}", file.display())?;
     }
     Ok(())
 }

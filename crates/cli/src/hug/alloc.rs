@@ -16,9 +16,17 @@ use coflowkit_sched::tenant::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::read_limited::read_limited;
+
+/// Largest `--vectors` file read (bytes).
+pub const MAX_VECTORS_BYTES: u64 = 256 << 20;
+/// Most ports of a fabric given without capacities (each gets 2 links of capacity 1).
+pub const MAX_PORTS: usize = 1_000_000;
+
 #[derive(Args)]
 pub struct AllocArgs {
-    /// The tenants' correlation vectors (JSON, see `coflowkit hug alloc --help`).
+    /// The tenants' correlation vectors (JSON, see `coflowkit hug alloc --help`; at most
+    /// 256 MiB).
     #[arg(long)]
     pub vectors: PathBuf,
     /// Non-cooperative (public cloud): spare capacity only up to each tenant's share of its
@@ -91,8 +99,8 @@ struct TenantOut {
 
 pub fn run(a: AllocArgs) -> Result<()> {
     let path = a.vectors.display();
-    let text = std::fs::read_to_string(&a.vectors).with_context(|| format!("reading {path}"))?;
-    let input: Input = serde_json::from_str(&text).with_context(|| format!("{path}"))?;
+    let text = read_limited(&a.vectors, MAX_VECTORS_BYTES)?;
+    let input: Input = serde_json::from_slice(&text).with_context(|| format!("{path}"))?;
     let t = tenants(input).with_context(|| format!("{path}"))?;
     let opts = HugOptions {
         mode: match a.mode {
@@ -111,7 +119,7 @@ pub fn run(a: AllocArgs) -> Result<()> {
         Policy::Psp => psp(&t),
     };
     let out = output(&t, &alloc);
-    print(&out, alloc.utilization(&t));
+    print(&out, alloc.utilization(&t))?;
     if let Some(p) = &a.json {
         std::fs::write(p, serde_json::to_string_pretty(&out)? + "\n")
             .with_context(|| format!("writing {}", p.display()))?;
@@ -122,7 +130,10 @@ pub fn run(a: AllocArgs) -> Result<()> {
 fn tenants(input: Input) -> Result<Tenants> {
     let n = match (&input.capacities, input.ports, input.tenants.first()) {
         (Some(c), _, _) => c.len(),
-        (None, Some(p), _) => 2 * p,
+        (None, Some(p), _) => match p.checked_mul(2) {
+            Some(links) if p <= MAX_PORTS => links,
+            _ => anyhow::bail!("\"ports\": {p} is more than {MAX_PORTS}"),
+        },
         (None, None, Some(t)) => t.vector.len(),
         (None, None, None) => 0,
     };
@@ -159,11 +170,12 @@ fn output(t: &Tenants, a: &Allocation) -> Output {
     }
 }
 
-fn print(o: &Output, utilization: f64) {
-    println!(
+fn print(o: &Output, utilization: f64) -> Result<(), crate::out::StdoutError> {
+    outln!(
         "P* = {:.6}   utilization = {:.6} of all capacity",
-        o.p_star, utilization
-    );
+        o.p_star,
+        utilization
+    )?;
     let row = |v: &[f64]| {
         v.iter()
             .map(|x| format!("{x:.4}"))
@@ -171,13 +183,14 @@ fn print(o: &Output, utilization: f64) {
             .join(" ")
     };
     for t in &o.tenants {
-        println!(
+        outln!(
             "{:<12} progress {:.6}  guarantee [{}]  consumption [{}]",
             t.name,
             t.progress,
             row(&t.guarantee),
             row(&t.consumption)
-        );
+        )?;
     }
-    println!("{:<12} [{}]", "link use", row(&o.link_use));
+    outln!("{:<12} [{}]", "link use", row(&o.link_use))?;
+    Ok(())
 }

@@ -13,21 +13,24 @@ use clap::Args;
 use coflowkit_sched::tenant::drf::closed_form;
 use coflowkit_sched::tenant::gen::random_fabric;
 use coflowkit_sched::tenant::{hug, HugOptions};
+use coflowkit_simcmd::flag_range::f64_positive;
 use serde::Serialize;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Fabric sizes in machines (each an uplink and a downlink).
-    #[arg(long, value_delimiter = ',', default_value = "100,10000,100000")]
+    /// Fabric sizes in machines (each an uplink and a downlink; 1 to 1000000 each).
+    #[arg(long, value_delimiter = ',', default_value = "100,10000,100000",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub machines: Vec<usize>,
-    /// VMs (machines) per tenant.
-    #[arg(long, default_value_t = 10)]
+    /// VMs (machines) per tenant (1 to 1000000).
+    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub vms: usize,
-    /// Tenant VMs per machine on average: tenants = load x machines / vms.
-    #[arg(long, default_value_t = 2.0)]
+    /// Tenant VMs per machine on average: tenants = load x machines / vms (above 0, at most
+    /// 1000).
+    #[arg(long, default_value_t = 2.0, value_parser = f64_positive(1000.0))]
     pub load: f64,
-    /// Runs per measurement; the median is reported.
-    #[arg(long, default_value_t = 21)]
+    /// Runs per measurement; the median is reported (1 to 100000).
+    #[arg(long, default_value_t = 21, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub repeat: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -58,11 +61,13 @@ pub fn run(a: BenchArgs) -> Result<()> {
     if cfg!(debug_assertions) {
         eprintln!("warning: a debug build; times mean little (cargo run --release)");
     }
-    println!(
+    outln!(
         "hug bench: {} VMs per tenant, {} tenant VMs per machine, median of {} runs",
-        a.vms, a.load, a.repeat
-    );
-    println!(
+        a.vms,
+        a.load,
+        a.repeat
+    )?;
+    outln!(
         "{:>9} {:>8} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12}",
         "machines",
         "links",
@@ -72,7 +77,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         "P* wall us",
         "HUG cpu us",
         "HUG wall us"
-    );
+    )?;
     let mut rows = Vec::new();
     for &p in &a.machines {
         ensure!(
@@ -99,7 +104,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
             hug_cpu_us,
             hug_wall_us,
         };
-        println!(
+        outln!(
             "{:>9} {:>8} {:>8} {:>9} {:>12.2} {:>12.2} {:>12.1} {:>12.1}",
             row.machines,
             row.links,
@@ -109,7 +114,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
             row.p_star_wall_us,
             row.hug_cpu_us,
             row.hug_wall_us
-        );
+        )?;
         rows.push(row);
     }
     if let Some(path) = &a.json {

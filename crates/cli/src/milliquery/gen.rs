@@ -30,13 +30,13 @@ pub fn run(a: GenArgs) -> anyhow::Result<()> {
         &GenParams::default(),
     )
     .with_context(|| format!("generating into {}", a.out.display()))?;
-    println!(
+    outln!(
         "wrote {} tablets ({} ranks x {} rows per table, seed {}) under {}",
         files.len(),
         a.ranks,
         a.rows_per_rank,
         a.seed,
         a.out.display()
-    );
+    )?;
     Ok(())
 }

@@ -68,7 +68,7 @@ pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
                 runs.sort_by(|x, y| x.wall_ms.total_cmp(&y.wall_ms));
                 let walls = runs.iter().map(|r| r.wall_ms).collect();
                 let median = runs.swap_remove((runs.len() - 1) / 2);
-                print_row(&median);
+                print_row(&median)?;
                 reports.push((median, walls));
             }
         }
@@ -102,9 +102,9 @@ pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
     Ok(())
 }
 
-fn print_row(r: &QueryReport) {
+fn print_row(r: &QueryReport) -> Result<(), crate::out::StdoutError> {
     let rows_per_ms = r.input_rows as f64 / r.wall_ms.max(1e-9);
-    println!(
+    outln!(
         "{} hot-keys {:<7} ranks {:>3}  input rows {:>9}  wall {:>9.3} ms  rows/ms {:>9.0}  messages {:>6}  bytes {:>10}  max/mean rows {:.2}",
         r.query,
         r.hot_keys,
@@ -115,5 +115,6 @@ fn print_row(r: &QueryReport) {
         r.messages,
         r.bytes,
         r.max_over_mean_rows
-    );
+    )?;
+    Ok(())
 }

@@ -44,10 +44,10 @@ pub fn search(
         if let Some(reports) = reports {
             let med = median(reports.iter().map(|r| r.wall_ms));
             let fits = med <= budget_ms;
-            println!(
+            outln!(
                 "  budget {budget_ms} ms: {n} records per rank, median {med:.3} ms: {}",
                 if fits { "fits" } else { "over" }
-            );
+            )?;
             if fits {
                 good = Some(n);
                 best = Some(reports);
@@ -79,7 +79,7 @@ pub fn search(
             Some(budget_ms),
         )?)),
         None => {
-            println!("budget {budget_ms} ms: not even one record per rank fits");
+            outln!("budget {budget_ms} ms: not even one record per rank fits")?;
             Ok(None)
         }
     }

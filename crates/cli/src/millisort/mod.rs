@@ -44,13 +44,13 @@ pub fn run(a: MilliSortArgs) -> Result<()> {
             let reports = runs(&mut ms, &counted, &a, a.records_per_rank)?;
             if let Some(reports) = reports {
                 let row = Row::of(&reports, ms.config(), cores, None)?;
-                row.print();
+                row.print()?;
                 rows.push(row);
             }
         } else {
             for &t in &a.budget_ms {
                 if let Some(row) = budget::search(&mut ms, &counted, &a, t, cores)? {
-                    row.print();
+                    row.print()?;
                     rows.push(row);
                 }
             }

@@ -110,26 +110,30 @@ impl Row {
         })
     }
 
-    pub fn print(&self) {
+    pub fn print(&self) -> Result<(), crate::out::StdoutError> {
         let budget = self
             .budget_ms
             .map(|b| format!("budget {b} ms  "))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{budget}ranks {} levels {} splitters {} protocol {}: {} records ({} per rank) in {:.3} ms (median of {}), {:.0} records/ms/core on {} cores, excess {:.1} %, {} messages, {} bytes, validation {}",
             self.ranks, self.levels, self.splitters, self.protocol, self.records, self.records_per_rank,
             self.wall_ms, self.runs_ms.len(), self.records_per_ms_per_core, self.cores,
             100.0 * self.partition_excess, self.messages, self.bytes,
             if self.validation.ok { "ok" } else { "FAILED" }
-        );
+        )?;
         for name in coflowkit_millisort::phases::PHASES {
             let p = &self.phases[name];
             if p.max_ms > 0.0 || p.messages > 0 {
-                println!(
+                outln!(
                     "  {name:<20} mean {:>9.3} ms  max {:>9.3} ms  messages {:>7}  bytes {:>10}",
-                    p.mean_ms, p.max_ms, p.messages, p.bytes
-                );
+                    p.mean_ms,
+                    p.max_ms,
+                    p.messages,
+                    p.bytes
+                )?;
             }
         }
+        Ok(())
     }
 }

@@ -192,18 +192,18 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
     }
     std::fs::write(&a.out, text).with_context(|| format!("writing {}", a.out.display()))?;
     for r in &rows {
-        println!(
+        outln!(
             "row {:>2}: exact {:<10}  reference rules {:<10}  {}",
             r.n,
             r.verdict_exact().to_string(),
             r.verdict_reference().to_string(),
             r.what
-        );
+        )?;
     }
-    println!(
+    outln!(
         "wrote {} and charts in {}",
         a.out.display(),
         a.charts.display()
-    );
+    )?;
     Ok(())
 }

@@ -76,7 +76,7 @@ pub fn run(a: GenArgs) -> Result<()> {
                 elapsed.as_secs_f64() * 1e3
             );
         }
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     Ok(())
 }

@@ -156,7 +156,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     if rank == 0 {
         let report = Report::new(a, size, &m, rate_bytes, rows);
-        report.print();
+        report.print()?;
         if let Some(p) = &a.json {
             report.write_json(p)?;
         }

@@ -182,9 +182,9 @@ impl Report {
         }
     }
 
-    pub fn print(&self) {
+    pub fn print(&self) -> Result<(), crate::out::StdoutError> {
         let c = &self.config;
-        println!(
+        outln!(
             "{} ranks, skewness {:.3}, {} bytes per message on average, rate {:.1} Mbit/s per rank ({}), grant batch {:?}",
             c.ranks,
             c.measured_skew,
@@ -192,8 +192,8 @@ impl Report {
             c.rate_bps / 1e6,
             c.rate_source,
             c.grant_batch
-        );
-        println!(
+        )?;
+        outln!(
             "{:<14} {:>12} {:>11} {:>10} {:>10} {:>12} {:>10} {:>8} {:>4}",
             "protocol",
             "bytes",
@@ -204,12 +204,12 @@ impl Report {
             "packets",
             "resent",
             "ok"
-        );
+        )?;
         for r in &self.results {
             let sim = r
                 .sim_completion_s
                 .map_or("-".to_string(), |s| format!("{:.3}ms", s * 1e3));
-            println!(
+            outln!(
                 "{:<14} {:>12} {:>9.3}ms {:>8.3}ms {:>10.3} {:>12.3} {:>10} {:>8} {:>4} {:>10}",
                 r.protocol,
                 r.bytes,
@@ -221,8 +221,9 @@ impl Report {
                 r.retransmissions,
                 if r.checksums_ok { "yes" } else { "NO" },
                 sim
-            );
+            )?;
         }
+        Ok(())
     }
 
     pub fn write_json(&self, path: &Path) -> Result<()> {

@@ -15,7 +15,7 @@ use super::sim_opts::SimOpts;
 
 pub fn run(args: SimArgs) -> Result<()> {
     let r = simulate_observed(&args, progress_printer())?;
-    print_report(&r);
+    print_report(&r)?;
     finish(&args, &r)
 }
 
@@ -41,67 +41,74 @@ fn progress_printer() -> impl FnMut(Progress) {
     }
 }
 
-fn print_report(r: &SimReport) {
+fn print_report(r: &SimReport) -> Result<(), crate::out::StdoutError> {
     let kb = |b: u64| b as f64 / 1000.0;
-    println!("protocol          {}", r.protocol);
-    println!("nodes             {} in {} rack(s)", r.nodes, r.racks);
-    println!("skewness          {:.3}", r.skewness);
-    println!("data packets      {}", r.data_packets);
+    outln!("protocol          {}", r.protocol)?;
+    outln!("nodes             {} in {} rack(s)", r.nodes, r.racks)?;
+    outln!("skewness          {:.3}", r.skewness)?;
+    outln!("data packets      {}", r.data_packets)?;
     if r.complete {
-        println!(
+        outln!(
             "completion        {:.4} ms ({} timesteps)",
             r.completion_s * 1e3,
             r.completion_steps
-        );
+        )?;
     } else {
-        println!("completion        did not finish");
+        outln!("completion        did not finish")?;
     }
-    println!("throughput        {:.3} Gbps per node", r.throughput_gbps);
-    println!(
+    outln!("throughput        {:.3} Gbps per node", r.throughput_gbps)?;
+    outln!(
         "bound             {:.3} Gbps (host {:.0}, core {:.0} timesteps)",
-        r.bound_gbps, r.ideal_bound_steps, r.core_bound_steps
-    );
+        r.bound_gbps,
+        r.ideal_bound_steps,
+        r.core_bound_steps
+    )?;
     if let (Some(g), Some(o)) = (r.oracle_gbps, r.oracle_steps) {
-        println!(
+        outln!(
             "oracle bound      {:.3} Gbps (sender {}, receiver {}, message {} timesteps; preempted {:.1}% of the time)",
             g,
             o.sender,
             o.receiver,
             o.message,
             100.0 * r.preempted_fraction
-        );
+        )?;
     }
-    println!("optimality        {:.4}", r.optimality);
-    println!(
+    outln!("optimality        {:.4}", r.optimality)?;
+    outln!(
         "peak buffer       {:.1} KB in one switch (ToR {:.1} KB, core {:.1} KB); {:.1} KB in one port",
         kb(r.peak_buffer_bytes),
         kb(r.peak_tor_bytes),
         kb(r.peak_core_bytes),
         kb(r.peak_port_bytes)
-    );
-    println!(
+    )?;
+    outln!(
         "port peaks        ToR->host {:.1} KB, ToR->core {:.1} KB, core->ToR {:.1} KB",
         kb(r.peak_tor_down_port_bytes),
         kb(r.peak_tor_up_port_bytes),
         kb(r.peak_core_port_bytes)
-    );
-    println!(
+    )?;
+    outln!(
         "average buffer    {:.1} KB per ToR, {:.1} KB at the core; {:.1}% of ToR queueing at uplinks",
         r.avg_tor_buffer_bytes / 1000.0,
         r.avg_core_buffer_bytes / 1000.0,
         100.0 * r.tor_uplink_share
-    );
+    )?;
     if let Some(l) = &r.loss {
-        println!(
+        outln!(
             "wire              {} dropped, {} duplicated, {} reordered",
-            l.dropped, l.duplicated, l.reordered
-        );
-        println!(
+            l.dropped,
+            l.duplicated,
+            l.reordered
+        )?;
+        outln!(
             "loss recovery     {} retransmissions, {} duplicates received, {} dead peers",
-            l.retransmissions, l.duplicates_received, l.dead_peers
-        );
+            l.retransmissions,
+            l.duplicates_received,
+            l.dead_peers
+        )?;
     }
-    println!("invariant breaks  {}", r.violations);
+    outln!("invariant breaks  {}", r.violations)?;
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -117,8 +124,8 @@ pub struct BenchArgs {
     pub protocol: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Runs; the table reports the fastest and the median.
-    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Runs; the table reports the fastest and the median (1 to 100000).
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub repeat: usize,
     #[command(flatten)]
     pub gen: MatrixArgs,
@@ -151,7 +158,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     walls.sort_by(f64::total_cmp);
     cpus.sort_by(f64::total_cmp);
     let (best, median) = (walls[0], walls[walls.len() / 2]);
-    println!(
+    outln!(
         "{} nodes, {} racks, skewness {:.3}, {}: {} data packets, {} packet-hops, {} timesteps, optimality {:.4}",
         r.nodes,
         r.racks,
@@ -161,20 +168,20 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         r.packet_hops,
         r.completion_steps,
         r.optimality
-    );
-    println!(
+    )?;
+    outln!(
         "wall: best {:.3} s, median {:.3} s over {} runs; {:.2} M packet-hops/s, {:.2} M data packets/s (best)",
         best,
         median,
         walls.len(),
         r.packet_hops as f64 / best / 1e6,
         r.data_packets as f64 / best / 1e6
-    );
+    )?;
     if let (Some(c), Some(cm)) = (cpus.first(), cpus.get(cpus.len() / 2)) {
-        println!(
+        outln!(
             "cpu:  best {c:.3} s, median {cm:.3} s (this thread; wall exceeds it when the cores are shared); {:.2} M packet-hops per CPU-second",
             r.packet_hops as f64 / c / 1e6
-        );
+        )?;
     }
     Ok(())
 }

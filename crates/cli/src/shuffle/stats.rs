@@ -5,27 +5,26 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use coflowkit_shuffle::matrix::{read_matrix_file, MatrixBody, ShuffleMatrix};
+use coflowkit_simcmd::flag_range::gbps;
+use coflowkit_simcmd::shuffle::sim_opts::MAX_PACKET_BYTES;
 
 #[derive(Args)]
 pub struct StatsArgs {
     /// A matrix file (`coflowkit shuffle gen` output, or a normalized matrix).
     pub file: PathBuf,
-    /// Host link rate in Gbps (10^9 bit/s).
-    #[arg(long, default_value_t = 25.0)]
+    /// Host link rate in Gbps (10^9 bit/s; 0.001 to 10000).
+    #[arg(long, default_value_t = 25.0, value_parser = gbps())]
     pub rate_gbps: f64,
-    /// Bytes in a full packet.
-    #[arg(long, default_value_t = 1500)]
+    /// Bytes in a full packet (1 to 1048576).
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u64).range(1..=MAX_PACKET_BYTES as u64))]
     pub packet_bytes: u64,
 }
 
 pub fn run(a: StatsArgs) -> Result<()> {
-    if a.rate_gbps.is_nan() || a.rate_gbps <= 0.0 {
-        anyhow::bail!("--rate-gbps {}: must be positive", a.rate_gbps);
-    }
     let f = read_matrix_file(&a.file)?;
-    println!("file            {}", a.file.display());
+    outln!("file            {}", a.file.display())?;
     for c in &f.comments {
-        println!("# {c}");
+        outln!("# {c}")?;
     }
     match &f.body {
         MatrixBody::Packets(p) => {
@@ -40,39 +39,43 @@ pub fn run(a: StatsArgs) -> Result<()> {
             let bound_pkts = p.ideal_bound_packets();
             let pkt_s = a.packet_bytes as f64 * 8.0 / (a.rate_gbps * 1e9);
             let bound_s = bound_pkts as f64 * pkt_s;
-            let b = a.packet_bytes;
-            println!("nodes           {n}");
-            println!(
+            // In 128 bits: 2^28 cells of 2^30 packets of 2^20 bytes pass 2^64.
+            let b = u128::from(a.packet_bytes);
+            outln!("nodes           {n}")?;
+            outln!(
                 "messages        {messages} non-empty of {} (off the diagonal)",
                 n * (n - 1)
-            );
-            println!("packets         {total} ({} bytes)", total * b);
-            println!(
+            )?;
+            outln!("packets         {total} ({} bytes)", u128::from(total) * b)?;
+            outln!(
                 "local           {local} packets ({} bytes, {:.2}%)",
-                local * b,
+                u128::from(local) * b,
                 pct(local, total)
-            );
-            println!("network         {network} packets ({} bytes)", network * b);
-            println!("skewness        {:.6}", p.skewness());
-            println!(
+            )?;
+            outln!(
+                "network         {network} packets ({} bytes)",
+                u128::from(network) * b
+            )?;
+            outln!("skewness        {:.6}", p.skewness())?;
+            outln!(
                 "ideal bound     {:.6} ms ({bound_pkts} packet times at {} Gbps, {} B packets)",
                 bound_s * 1e3,
                 a.rate_gbps,
                 b
-            );
+            )?;
             if bound_s > 0.0 {
-                println!(
+                outln!(
                     "bound tput      {:.3} Gbps per node (network bytes / (nodes x bound))",
                     network as f64 * b as f64 * 8.0 / (n as f64 * bound_s) / 1e9
-                );
+                )?;
             }
         }
         MatrixBody::Normalized(m) => {
-            println!("nodes           {}", m.n);
-            println!("unit            normalized (no bytes or bound; `shuffle gen` makes packets)");
-            println!("skewness        {:.6}", m.skewness());
+            outln!("nodes           {}", m.n)?;
+            outln!("unit            normalized (no bytes or bound; `shuffle gen` makes packets)")?;
+            outln!("skewness        {:.6}", m.skewness())?;
             let (lo, hi) = sum_range(m);
-            println!("row/col sums    {lo:.6} .. {hi:.6}");
+            outln!("row/col sums    {lo:.6} .. {hi:.6}")?;
         }
     }
     Ok(())

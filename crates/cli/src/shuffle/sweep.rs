@@ -10,6 +10,8 @@ use coflowkit_shuffle::matrix::{generate_with, GenSpec};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use coflowkit_simcmd::flag_range::f64_in;
+
 use super::matrix_args::MatrixArgs;
 use super::sim_opts::SimOpts;
 use super::sweep_plot::{band_chart, utilization_chart, Metric, UtilRun};
@@ -26,17 +28,17 @@ pub struct SweepArgs {
     /// Skewness targets: START:END:STEP (inclusive) or a comma-separated list.
     #[arg(long, default_value = "0:1:0.05")]
     pub skews: String,
-    /// Seeded runs per skewness point (the thesis uses at least 100).
-    #[arg(long, default_value_t = 100)]
+    /// Seeded runs per skewness point (the thesis uses at least 100; 1 to 100000).
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub runs: usize,
     /// Base seed; run r at point k uses a seed derived from (seed, k, r).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Worker threads (0 = every core).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads (0 = every core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub threads: usize,
-    /// Skewness of the run shown in the utilization chart (run 0 at the nearest point).
-    #[arg(long, default_value_t = 0.5)]
+    /// Skewness of the run shown in the utilization chart (run 0 at the nearest point; 0 to 1).
+    #[arg(long, default_value_t = 0.5, value_parser = f64_in(0.0, 1.0))]
     pub util_skew: f64,
     /// Output directory: runs.csv, summary.csv, command.txt and the SVG charts.
     #[arg(long)]
@@ -46,6 +48,11 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub sim: SimOpts,
 }
+
+/// Most simulations of one sweep: each keeps a row, and a million already takes days.
+pub const MAX_SWEEP_RUNS: usize = 10_000_000;
+/// Most skewness points of one sweep (0:1:0.0001).
+pub const MAX_SKEW_POINTS: usize = 10_001;
 
 /// Parses `START:END:STEP` (inclusive, no float drift) or `a,b,c`; every value in [0, 1].
 pub fn parse_skews(s: &str) -> Result<Vec<f64>> {
@@ -62,7 +69,15 @@ pub fn parse_skews(s: &str) -> Result<Vec<f64>> {
         if step.is_nan() || step <= 0.0 || b < a {
             bail!("--skews `{s}`: STEP must be positive and END at least START");
         }
-        let count = ((b - a) / step + 1e-9).floor() as usize + 1;
+        if !(0.0..=1.0).contains(&a) || !(0.0..=1.0).contains(&b) {
+            bail!("--skews `{s}`: START and END must be in [0, 1]");
+        }
+        // In f64 first: a step of 1e-300 would overflow a count (and mean nothing).
+        let points = ((b - a) / step + 1e-9).floor() + 1.0;
+        if points > MAX_SKEW_POINTS as f64 {
+            bail!("--skews `{s}`: {points:.0} points, more than {MAX_SKEW_POINTS}");
+        }
+        let count = points as usize;
         (0..count)
             .map(|i| ((a + i as f64 * step) * 1e9).round() / 1e9)
             .collect()
@@ -80,6 +95,12 @@ pub fn parse_skews(s: &str) -> Result<Vec<f64>> {
     }
     if v.is_empty() {
         bail!("--skews `{s}`: no skewness values");
+    }
+    if v.len() > MAX_SKEW_POINTS {
+        bail!(
+            "--skews `{s}`: {} points, more than {MAX_SKEW_POINTS}",
+            v.len()
+        );
     }
     Ok(v)
 }
@@ -114,8 +135,14 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if protocols.is_empty() {
         bail!("--protocols: no protocol given");
     }
-    if a.runs == 0 {
-        bail!("--runs: must be at least 1");
+    let total = targets.len() * a.runs * protocols.len();
+    if total > MAX_SWEEP_RUNS {
+        bail!(
+            "{} skewness points x {} runs x {} protocols = {total} runs, more than {MAX_SWEEP_RUNS}",
+            targets.len(),
+            a.runs,
+            protocols.len()
+        );
     }
     let opts = a.matrix.options()?;
     // Refuse bad settings before hours of work: every protocol's configuration, and one
@@ -230,12 +257,16 @@ pub fn run(a: SweepArgs) -> Result<()> {
     {
         files.push(utilization_chart(&a.out, &util)?);
     }
-    println!(
+    outln!(
         "{:<12} {:>6} {:>8} {:>24} {:>10}",
-        "protocol", "skew", "runs", "throughput p10/p50/p90", "opt p50"
-    );
+        "protocol",
+        "skew",
+        "runs",
+        "throughput p10/p50/p90",
+        "opt p50"
+    )?;
     for p in &points {
-        println!(
+        outln!(
             "{:<12} {:>6.2} {:>8} {:>8.2}/{:>6.2}/{:>6.2} {:>10.4}",
             p.protocol,
             p.skew_target,
@@ -244,10 +275,10 @@ pub fn run(a: SweepArgs) -> Result<()> {
             p.throughput.p50,
             p.throughput.p90,
             p.optimality.p50
-        );
+        )?;
     }
     for f in files {
-        println!("wrote {}", f.display());
+        outln!("wrote {}", f.display())?;
     }
     Ok(())
 }

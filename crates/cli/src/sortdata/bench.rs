@@ -12,11 +12,11 @@ use rayon::prelude::*;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Records per pass (100 bytes each).
-    #[arg(long, default_value_t = 2_000_000)]
+    /// Records per pass (100 bytes each; 1 to 100000000, 10 GB, held in memory).
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
     pub records: usize,
-    /// Passes per measurement; the best is reported.
-    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Passes per measurement; the best is reported (1 to 100000).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub repeat: usize,
 }
 
@@ -24,11 +24,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
     let mut buf = vec![0u8; a.records * RECORD_LEN];
     let threads = rayon::current_num_threads();
     let mb = (a.records * RECORD_LEN) as f64 / 1e6;
-    println!(
+    outln!(
         "sortdata bench: {} records ({mb:.0} MB) per pass, best of {}, {threads} threads for `all`",
-        a.records, a.repeat
-    );
-    println!("{:<28} {:>10} {:>10}", "what", "1 core", "all");
+        a.records,
+        a.repeat
+    )?;
+    outln!("{:<28} {:>10} {:>10}", "what", "1 core", "all")?;
     let first = 1u128 << 40;
     for kind in [
         RecordKind::Binary,
@@ -38,7 +39,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
     ] {
         let one = best(a.repeat, || generate_into(first, kind, &mut buf));
         let all = best(a.repeat, || par_generate_into(first, kind, &mut buf));
-        row(&format!("generate {kind:?}"), mb, one, all);
+        row(&format!("generate {kind:?}"), mb, one, all)?;
     }
     par_generate_into(first, RecordKind::Binary, &mut buf);
     let one = best(a.repeat, || {
@@ -47,7 +48,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
     let all = best(a.repeat, || {
         std::hint::black_box(par_checksum(&buf));
     });
-    row("checksum (CRC-32 sum)", mb, one, all);
+    row("checksum (CRC-32 sum)", mb, one, all)?;
     let one = best(a.repeat, || {
         std::hint::black_box(Summary::of(&buf));
     });
@@ -58,7 +59,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
             .collect();
         std::hint::black_box(Summary::combine(&parts));
     });
-    row("summary (valsort)", mb, one, all);
+    row("summary (valsort)", mb, one, all)?;
     Ok(())
 }
 
@@ -72,6 +73,7 @@ fn best(repeat: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn row(what: &str, mb: f64, one: f64, all: f64) {
-    println!("{what:<28} {:>6.0} MB/s {:>6.0} MB/s", mb / one, mb / all);
+fn row(what: &str, mb: f64, one: f64, all: f64) -> Result<(), crate::out::StdoutError> {
+    outln!("{what:<28} {:>6.0} MB/s {:>6.0} MB/s", mb / one, mb / all)?;
+    Ok(())
 }

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{ErrorKind, Read};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -11,10 +12,14 @@ use clap::Args;
 use coflowkit_sortdata::{Error, Summary, RECORD_LEN};
 use rayon::prelude::*;
 
+use crate::read_limited::read_limited;
+
 /// Records read per block (4 MB), summarised on every core.
 const BLOCK_RECORDS: usize = 40_000;
 /// Records per parallel summary within a block.
 const TASK_RECORDS: usize = 2_500;
+/// Largest summary file read (bytes): 64 MiB, about 240,000 partition summaries.
+pub const MAX_SUMMARY_FILE_BYTES: u64 = 64 << 20;
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -22,7 +27,8 @@ pub struct CheckArgs {
     #[arg(required_unless_present = "summaries", conflicts_with = "summaries")]
     pub file: Option<PathBuf>,
     /// Check partitions from their summary files, in this order (valsort -s; each file holds one
-    /// or more of valsort's 280-byte summaries, as `--summary` or `valsort -o` write them).
+    /// or more of valsort's 280-byte summaries, as `--summary` or `valsort -o` write them; at
+    /// most 64 MiB per file).
     #[arg(long, num_args = 1..)]
     pub summaries: Vec<PathBuf>,
     /// Write the summary of what was checked here, in valsort's format (valsort -o).
@@ -57,6 +63,11 @@ fn summarise_file(path: &Path) -> Result<Summary> {
     let name = path.display();
     let mut f = File::open(path).with_context(|| format!("opening {name}"))?;
     let meta = f.metadata().with_context(|| format!("reading {name}"))?;
+    // A character device (/dev/zero, /dev/urandom, a terminal) never ends: refused rather than
+    // read forever. Files, block devices, pipes and sockets end.
+    if meta.file_type().is_char_device() {
+        bail!("{name}: a character device, not a file of records (it would never end)");
+    }
     // A regular file is sized before it is read; a pipe is checked as it streams (below).
     if meta.is_file() {
         let len = meta.len();
@@ -112,14 +123,18 @@ fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// The summary of the partitions summarised in `files`, in order.
 fn combine_files(files: &[PathBuf]) -> Result<Summary> {
-    let mut parts = Vec::new();
+    let mut whole = Summary::default();
     for path in files {
         let name = path.display();
-        let bytes = std::fs::read(path).with_context(|| format!("reading {name}"))?;
+        let bytes = read_limited(path, MAX_SUMMARY_FILE_BYTES)?;
         let summaries = Summary::parse_valsort_file(&bytes).with_context(|| format!("{name}"))?;
-        parts.extend(summaries);
+        for (i, s) in summaries.iter().enumerate() {
+            // Counts in a file are claims: their sums are checked (summary i is 0-based).
+            whole
+                .try_append(s)
+                .with_context(|| format!("{name}: summary {i}"))?;
+        }
     }
-    let whole = Summary::combine(&parts);
     if whole.records == 0 {
         bail!("there must be at least one record to be validated");
     }

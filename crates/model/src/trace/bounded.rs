@@ -25,7 +25,7 @@ pub fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<Stri
     }
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
-    let (mut line, mut line_len) = (1usize, 0usize);
+    let (mut line, mut line_len, mut checked) = (1usize, 0usize, 0usize);
     loop {
         let n = match f.read(&mut chunk) {
             Ok(0) => break,
@@ -56,11 +56,26 @@ pub fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<Stri
             ));
         }
         bytes.extend_from_slice(&chunk[..n]);
+        // Checked as it arrives: random bytes fail at their first line, not after 4 GiB.
+        checked = check_utf8(&bytes, checked).map_err(|(line, byte)| {
+            TraceError::new(&file, line, TraceErrorKind::NotUtf8 { byte })
+        })?;
     }
     String::from_utf8(bytes).map_err(|e| {
         let (line, byte) = utf8_error_at(e.as_bytes(), e.utf8_error().valid_up_to());
         TraceError::new(&file, line, TraceErrorKind::NotUtf8 { byte })
     })
+}
+
+/// Validates `bytes[from..]` as UTF-8 and returns how far it is valid, waiting for more bytes
+/// when it ends inside a character; a bad byte is `Err((line, byte in the line))`.
+pub fn check_utf8(bytes: &[u8], from: usize) -> Result<usize, (usize, usize)> {
+    match std::str::from_utf8(&bytes[from..]) {
+        Ok(_) => Ok(bytes.len()),
+        // A character cut by the end of the chunk: the next read completes it.
+        Err(e) if e.error_len().is_none() => Ok(from + e.valid_up_to()),
+        Err(e) => Err(utf8_error_at(bytes, from + e.valid_up_to())),
+    }
 }
 
 /// Where the first byte that is not UTF-8 lies: its 1-based line and 1-based byte in that line.
@@ -103,6 +118,23 @@ mod tests {
         std::fs::remove_file(&p).unwrap();
         assert_eq!(utf8_error_at(b"\xff", 0), (1, 1));
         assert_eq!(utf8_error_at(b"ab\ncd\n\nx\xff", 8), (4, 2));
+    }
+
+    /// Random bytes are refused at their first bad line, long before the file bound (session
+    /// 29 read `/dev/urandom` up to 4 GiB first).
+    #[test]
+    fn random_bytes_are_refused_as_they_are_read() {
+        let e =
+            read_bounded(Path::new("/dev/urandom"), MAX_TRACE_BYTES, MAX_LINE_BYTES).unwrap_err();
+        assert!(matches!(e.kind, TraceErrorKind::NotUtf8 { .. }), "{e}");
+        // A 1 MiB file bound: had it read past the first chunk it would say "larger than".
+        let e = read_bounded(Path::new("/dev/urandom"), 1 << 20, MAX_LINE_BYTES).unwrap_err();
+        assert!(e.to_string().contains("is not UTF-8 text"), "{e}");
+        // A character split across reads is whole once the next read arrives.
+        let text = "é".repeat(1 << 16);
+        assert_eq!(check_utf8(&text.as_bytes()[..3], 0), Ok(2));
+        assert_eq!(check_utf8(text.as_bytes(), 2), Ok(text.len()));
+        assert_eq!(check_utf8(b"ab\nc\xffd", 0), Err((2, 2)));
     }
 
     #[test]

@@ -46,7 +46,9 @@ fn parse_line(line: &mut Line, ports: u32, counts: DeclaredCounts) -> Result<Cof
     let (flows_field, n) = line.count("flow count")?;
     let (src_field, n_src) = line.count("source count")?;
     let (dst_field, n_dst) = line.count("destination count")?;
-    line.expect_remaining(3 * n, "flow `src dst MB`", &flows_field, n, "flows")?;
+    // Saturating: a count near 2^64 cannot be met by any line, and must not overflow.
+    let tokens = n.saturating_mul(3);
+    line.expect_remaining(tokens, "flow `src dst MB`", &flows_field, n, "flows")?;
     let mut flows = Vec::with_capacity(n);
     for k in 1..=n {
         let (_, src) = line.port(&format!("flow {k} source port"), ports)?;

@@ -201,6 +201,18 @@ fn truncated_line() {
     );
 }
 
+/// A flow count of 2^64 - 1 promises more tokens than any line holds: refused like any short
+/// line, not an overflow of `3 x count` (the adversarial pass of session 29).
+#[test]
+fn a_flow_count_near_2_64_is_a_short_line() {
+    fails(
+        "4 2\n1 0 2 2 2 0 1 10 1 2 5\n2 50 18446744073709551615 1 1 2 3 4\n",
+        3,
+        "field 3 (flow count)",
+        "announced 18446744073709551615 flows",
+    );
+}
+
 #[test]
 fn bad_number() {
     fails(

@@ -45,7 +45,8 @@ impl Links {
 
     /// A `ports`-port fabric: `capacities` lists the uplinks then the downlinks.
     pub fn fabric(ports: usize, capacities: Vec<f64>) -> Result<Self, TenantError> {
-        if capacities.len() != 2 * ports {
+        // `checked_mul`: a declared port count near 2^64 must be an error, not an overflow.
+        if ports.checked_mul(2) != Some(capacities.len()) {
             return Err(TenantError::PortsMismatch {
                 ports,
                 got: capacities.len(),

@@ -108,7 +108,7 @@ fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, 
         return Err((0, "it is a directory, not a file".into()));
     }
     let (mut bytes, mut chunk) = (Vec::new(), vec![0u8; 1 << 16]);
-    let (mut line, mut len) = (1usize, 0usize);
+    let (mut line, mut len, mut checked) = (1usize, 0usize, 0usize);
     loop {
         let n = match f.read(&mut chunk) {
             Ok(0) => break,
@@ -130,15 +130,24 @@ fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, 
             return Err((line, format!("file larger than {max_bytes} bytes")));
         }
         bytes.extend_from_slice(&chunk[..n]);
+        // Checked as it arrives: random bytes fail at their first line, not after GBs.
+        match std::str::from_utf8(&bytes[checked..]) {
+            Ok(_) => checked = bytes.len(),
+            // A character cut by the end of the chunk: the next read completes it.
+            Err(e) if e.error_len().is_none() => checked += e.valid_up_to(),
+            Err(e) => return Err(not_utf8(&bytes[..checked + e.valid_up_to()])),
+        }
     }
-    String::from_utf8(bytes).map_err(|e| {
-        // Located like any other error: the line, and the byte within it.
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
-        let start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let byte = valid.len() - start + 1;
-        (line, format!("byte {byte} of the line is not UTF-8 text"))
-    })
+    String::from_utf8(bytes).map_err(|e| not_utf8(&e.as_bytes()[..e.utf8_error().valid_up_to()]))
+}
+
+/// The error for a byte that is not UTF-8 after `valid`, located like any other error: the
+/// line, and the byte within it.
+fn not_utf8(valid: &[u8]) -> (usize, String) {
+    let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+    let start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let byte = valid.len() - start + 1;
+    (line, format!("byte {byte} of the line is not UTF-8 text"))
 }
 
 /// Parses matrix text; `file` names it in errors.
@@ -384,5 +393,21 @@ mod tests {
                 .ends_with(":3: cannot read: byte 3 of the line is not UTF-8 text"),
             "{e}"
         );
+    }
+
+    /// Random bytes are refused at their first bad line, within the first read (session 29
+    /// read `/dev/urandom` into memory up to the file bound first).
+    #[test]
+    fn random_bytes_are_refused_as_they_are_read() {
+        let (line, why) =
+            read_bounded(Path::new("/dev/urandom"), 1 << 20, MAX_LINE_BYTES).unwrap_err();
+        assert!(why.contains("is not UTF-8 text"), "{line}: {why}");
+        // A character cut between two reads is not an error.
+        let p = std::env::temp_dir().join(format!("coflowkit-mx8-{}.txt", std::process::id()));
+        let text = format!("#  {}\nnodes 2 packets\n0 1\n1 0\n", "é".repeat(1 << 16));
+        std::fs::write(&p, &text).unwrap();
+        let read = read_bounded(&p, 1 << 20, MAX_LINE_BYTES);
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(read.unwrap(), text);
     }
 }

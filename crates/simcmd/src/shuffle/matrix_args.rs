@@ -48,9 +48,9 @@ pub struct MatrixArgs {
     #[arg(long, value_enum, default_value = "general", help_heading = "Matrix")]
     pub generator: GeneratorArg,
     /// Average message size in full packets (at least 1: a shuffle of no data measures
-    /// nothing).
+    /// nothing; at most 2^30, the most one message may have).
     #[arg(long, default_value_t = 16, help_heading = "Matrix",
-          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 30))]
     pub avg_packets: u64,
     /// General generator: how the target skewness is reached.
     #[arg(long, value_enum, default_value = "bisect", help_heading = "Matrix")]

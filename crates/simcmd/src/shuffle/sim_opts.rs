@@ -4,6 +4,8 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+
+use crate::flag_range::{f64_positive, gbps};
 use coflowkit_pktsim::{LocalBytes, Loss, Placement, Preemption, Priorities, SimConfig, Variation};
 use coflowkit_shuffle::proto::{
     GrantOptions, GrantStart, Policy, Protocol, Rounding, RxBasis, Unscheduled, Window,
@@ -89,19 +91,24 @@ pub enum LocalArg {
     Exclude,
 }
 
+/// Largest packet size a flag accepts (bytes): 1 MiB, far above jumbo frames.
+pub const MAX_PACKET_BYTES: i64 = 1 << 20;
+
 #[derive(Args, Debug, Clone)]
 pub struct SimOpts {
     /// Racks of hosts around one logical core switch (hosts per rack = nodes / racks).
     #[arg(long, default_value_t = 1, help_heading = "Network")]
     pub racks: usize,
-    /// ToR-core bandwidth as a fraction of a rack's host bandwidth (0.5 = 2:1 oversubscribed).
-    #[arg(long, default_value_t = 1.0, help_heading = "Network")]
+    /// ToR-core bandwidth as a fraction of a rack's host bandwidth (0.5 = 2:1 oversubscribed;
+    /// above 0, at most 1000).
+    #[arg(long, default_value_t = 1.0, value_parser = f64_positive(1000.0), help_heading = "Network")]
     pub core: f64,
-    /// Host link speed in Gbps.
-    #[arg(long, default_value_t = 25.0, help_heading = "Network")]
+    /// Host link speed in Gbps (0.001 to 10000).
+    #[arg(long, default_value_t = 25.0, value_parser = gbps(), help_heading = "Network")]
     pub host_gbps: f64,
-    /// Full data packet size in bytes (one timestep = one packet at the host rate).
-    #[arg(long, default_value_t = 1500, help_heading = "Network")]
+    /// Full data packet size in bytes (one timestep = one packet at the host rate; 1 to
+    /// 1048576).
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(1..=MAX_PACKET_BYTES), help_heading = "Network")]
     pub packet_bytes: u32,
     /// Timesteps per hop (2: RTT 8 inside a rack, 16 across).
     #[arg(long, default_value_t = 2, help_heading = "Network")]
@@ -141,8 +148,8 @@ pub struct SimOpts {
     #[arg(long, default_value_t = 8, help_heading = "Loss")]
     pub reorder_max: u32,
     /// Loss recovery's timer period in timesteps: a message silent for a whole period gets a
-    /// RESEND (or its sender probes) at the period's end.
-    #[arg(long, default_value_t = 200, help_heading = "Loss")]
+    /// RESEND (or its sender probes) at the period's end (1 to 10^9).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000), help_heading = "Loss")]
     pub resend_timeout: u64,
     /// How nodes are placed in racks.
     #[arg(long, value_enum, default_value = "random", help_heading = "Network")]
