@@ -231,7 +231,8 @@ fn huge_matrices_and_generated_sizes_are_refused_up_front() {
                 "--avg-packets",
                 "1000000000000",
             ],
-            "more than the 1073741824 a message may have",
+            // The flag's range (a message has at most 2^30 packets).
+            "is not in 1..=1073741824",
         ),
         (
             vec![

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 const VALUES: [&str; 6] = ["18446744073709551615", "0", "NaN", "1e-308", "inf", "-1"];
 /// A run still going after this long is stopped and counted as "runs on" (not a failure).
-const RUN_LIMIT: Duration = Duration::from_secs(8);
+const RUN_LIMIT: Duration = Duration::from_secs(4);
 /// Address space of each run: an allocation past it aborts, which fails the test, instead of
 /// taking the machine's memory.
 const MEMORY_LIMIT: u64 = 3 << 30;
