@@ -61,6 +61,10 @@ pub struct Plan {
     /// User-space pacing of each node's uploads, bits per second (loopback without netns).
     pub pace_bps: Option<f64>,
     pub opts: Options,
+    /// Fault injection (`--kill H@got:N`): host `.0` SIGKILLs itself on receiving its `.1`-th
+    /// block, so it dies mid-broadcast however late the controller hears of its progress.
+    #[serde(default)]
+    pub die_holding: Option<(u32, u32)>,
 }
 
 /// The knobs of the mechanisms, defaults as the thesis gives them (spec §2.3) or as chosen
@@ -162,6 +166,7 @@ mod tests {
             racks: vec![0; hosts as usize],
             pace_bps: None,
             opts: Options::default(),
+            die_holding: None,
         }
     }
 

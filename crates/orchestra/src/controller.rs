@@ -81,7 +81,18 @@ impl Controller {
     /// A broadcast whose receivers join as they come (the runtime's coordinator: a receiver
     /// is whoever asks for the data): the source, host 0, alone at first.
     pub fn open(mechanism: Mechanism, blocks: u32, peer_set: u32, seed: u64) -> Controller {
-        Controller::new(mechanism, 1, blocks, vec![0], peer_set, seed)
+        Controller::open_in(mechanism, blocks, peer_set, seed, 0)
+    }
+
+    /// [`Controller::open`] with the source in rack `source_rack`.
+    pub fn open_in(
+        mechanism: Mechanism,
+        blocks: u32,
+        peer_set: u32,
+        seed: u64,
+        source_rack: u32,
+    ) -> Controller {
+        Controller::new(mechanism, 1, blocks, vec![source_rack], peer_set, seed)
     }
 
     /// A new receiver in rack `rack`: its host number (the next one).

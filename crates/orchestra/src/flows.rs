@@ -16,7 +16,7 @@ use rand::seq::SliceRandom;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant;
@@ -156,29 +156,12 @@ pub fn run_flow_node(env: NodeEnv) -> Result<(), OrchestraError> {
 }
 
 async fn flow_node(env: NodeEnv) -> Result<(), OrchestraError> {
-    let ctl = TcpStream::connect(&env.controller)
-        .await
-        .map_err(io(format!(
-            "host {}: connecting to the controller {}",
-            env.host, env.controller
-        )))?;
-    let _ = ctl.set_nodelay(true);
-    let (rd, mut wr) = ctl.into_split();
-    let mut lines = BufReader::new(rd).lines();
-    let listener = TcpListener::bind((env.bind, 0))
-        .await
-        .map_err(io(format!("host {}: listening on {}", env.host, env.bind)))?;
-    let addr = listener.local_addr().map_err(io("listener address"))?;
-    let (tx, mut out) = mpsc::unbounded_channel::<FlowFromNode>();
-    tokio::spawn(async move {
-        while let Some(m) = out.recv().await {
-            let mut line = serde_json::to_string(&m).expect("control messages serialise");
-            line.push('\n');
-            if wr.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-        }
-    });
+    let crate::link::ControllerConnection {
+        mut lines,
+        listener,
+        addr,
+        tx,
+    } = crate::link::controller_connection::<FlowFromNode>(&env).await?;
     let _ = tx.send(FlowFromNode::Hello {
         host: env.host,
         addr: addr.to_string(),

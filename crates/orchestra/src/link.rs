@@ -3,6 +3,7 @@
 //! fed by a channel; what the peer says turned into `Up`/`Peer`/`Down` events for the one task
 //! that decides), and on the serving side a writer that paces blocks and holds each block's
 //! send slot until it is written, plus the forwarder of the server's new blocks (`Have`).
+//! Also a node's connection to its controller (JSON lines), for both kinds of node.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -139,6 +140,59 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A node's side of the controller connection (`coflowkit broadcast` and `coflowkit transfers`
+/// nodes alike): connected with no delay, a data listener bound on `env.bind`, and a writer
+/// task sending each message queued on the returned sender as one JSON line. The caller says
+/// hello (with the listener's address) and reads the controller's lines.
+pub async fn controller_connection<M>(
+    env: &crate::node::NodeEnv,
+) -> Result<ControllerConnection<M>, crate::OrchestraError>
+where
+    M: serde::Serialize + Send + 'static,
+{
+    use crate::error::io;
+    use tokio::io::AsyncBufReadExt;
+    let ctl = tokio::net::TcpStream::connect(&env.controller)
+        .await
+        .map_err(io(format!(
+            "host {}: connecting to the controller {}",
+            env.host, env.controller
+        )))?;
+    let _ = ctl.set_nodelay(true);
+    let (rd, mut wr) = ctl.into_split();
+    let listener = tokio::net::TcpListener::bind((env.bind, 0))
+        .await
+        .map_err(io(format!("host {}: listening on {}", env.host, env.bind)))?;
+    let addr = listener.local_addr().map_err(io("listener address"))?;
+    let (tx, mut out) = mpsc::unbounded_channel::<M>();
+    tokio::spawn(async move {
+        while let Some(m) = out.recv().await {
+            let mut line = serde_json::to_string(&m).expect("control messages serialise");
+            line.push('\n');
+            if wr.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok(ControllerConnection {
+        lines: tokio::io::BufReader::new(rd).lines(),
+        listener,
+        addr,
+        tx,
+    })
+}
+
+/// What [`controller_connection`] opened.
+pub struct ControllerConnection<M> {
+    /// The controller's lines.
+    pub lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::tcp::OwnedReadHalf>>,
+    /// The node's data listener and its address.
+    pub listener: tokio::net::TcpListener,
+    pub addr: std::net::SocketAddr,
+    /// Messages to the controller.
+    pub tx: mpsc::UnboundedSender<M>,
 }
 
 #[cfg(test)]

@@ -13,8 +13,7 @@ use std::time::Duration;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, watch, Semaphore};
 use tokio::time::Instant;
 
@@ -160,29 +159,12 @@ impl Shared {
 }
 
 async fn node(env: NodeEnv) -> Result<(), OrchestraError> {
-    let ctl = TcpStream::connect(&env.controller)
-        .await
-        .map_err(io(format!(
-            "host {}: connecting to the controller {}",
-            env.host, env.controller
-        )))?;
-    let _ = ctl.set_nodelay(true);
-    let (ctl_rd, mut ctl_wr) = ctl.into_split();
-    let mut ctl_rd = BufReader::new(ctl_rd).lines();
-    let listener = TcpListener::bind((env.bind, 0))
-        .await
-        .map_err(io(format!("host {}: listening on {}", env.host, env.bind)))?;
-    let addr = listener.local_addr().map_err(io("listener address"))?;
-    let (ctl_tx, mut ctl_out) = mpsc::unbounded_channel::<FromNode>();
-    tokio::spawn(async move {
-        while let Some(m) = ctl_out.recv().await {
-            let mut line = serde_json::to_string(&m).expect("control messages serialise");
-            line.push('\n');
-            if ctl_wr.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-        }
-    });
+    let crate::link::ControllerConnection {
+        lines: mut ctl_rd,
+        listener,
+        addr,
+        tx: ctl_tx,
+    } = crate::link::controller_connection::<FromNode>(&env).await?;
     let _ = ctl_tx.send(FromNode::Hello {
         host: env.host,
         addr: addr.to_string(),
@@ -754,6 +736,11 @@ impl Fetcher {
         }
         self.held[b as usize] = true;
         self.held_count += 1;
+        if self.shared.plan.die_holding == Some((self.me(), self.held_count)) {
+            // Fault injection: die as a SIGKILLed host does, mid-broadcast.
+            // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
         self.shared.insert(b, d);
         let secs = since.map_or(0.0, |t| t.elapsed().as_secs_f64());
         let _ = self.ctl.send(FromNode::Got {

@@ -273,6 +273,20 @@ impl Drop for Children {
     }
 }
 
+/// `H@got:N` for a receiver and N >= 1 is carried out by the receiver itself, at the moment
+/// it holds N blocks: killed from here on the controller's count, a receiver on a loaded
+/// machine could finish before the controller read its N-th report, and not die
+/// mid-broadcast at all.
+fn self_kill(kill: Option<Kill>) -> Option<(u32, u32)> {
+    match kill? {
+        Kill {
+            host,
+            when: KillWhen::Holds(n),
+        } if host != 0 && n >= 1 => Some((host, u32::try_from(n).unwrap_or(u32::MAX))),
+        _ => None,
+    }
+}
+
 async fn one_run(
     cfg: &BroadcastConfig,
     m: Mechanism,
@@ -379,6 +393,7 @@ async fn one_run(
         racks: racks.clone(),
         pace_bps: if cfg.netns { None } else { cfg.rate_bps },
         opts: cfg.opts,
+        die_holding: self_kill(cfg.kill),
     };
     for h in 0..hosts {
         send(h, ToNode::Plan(plan.clone()), &writers);
@@ -461,7 +476,8 @@ async fn one_run(
             let due = match k.when {
                 KillWhen::After(s) => now_s >= s,
                 KillWhen::Copied => ctl.copied(),
-                KillWhen::Holds(n) => ctl.held_count(k.host) >= n,
+                // A receiver told to die at its n-th block does so itself (`self_kill`).
+                KillWhen::Holds(n) => plan.die_holding.is_none() && ctl.held_count(k.host) >= n,
             };
             if !killed && due {
                 killed = true;

@@ -5,6 +5,7 @@ mod common;
 
 use coflowkit_orchestra::node::{run_node, NodeEnv};
 use coflowkit_orchestra::run_broadcast;
+use coflowkit_testbed::can_run;
 use common::{assert_byte_exact, config, node_command};
 
 #[test]
@@ -14,16 +15,6 @@ fn node_entry() {
         if let Err(e) = run_node(env) {
             eprintln!("node: {e}");
             std::process::exit(1);
-        }
-    }
-}
-
-fn can_run(test: &str) -> bool {
-    match coflowkit_testbed::available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("NOT RUN: {test}: {why}");
-            false
         }
     }
 }

@@ -10,6 +10,7 @@ use coflowkit_orchestra::itc::Policy;
 use coflowkit_orchestra::node::NodeEnv;
 use coflowkit_orchestra::topology::build_cluster;
 use coflowkit_orchestra::Racks;
+use coflowkit_testbed::can_run;
 use common::node_command;
 
 #[test]
@@ -69,16 +70,6 @@ fn a_high_priority_transfer_overtakes_a_batch_one() {
         speedup > 1.3,
         "priority over fair sharing: {speedup:.2}x (model 2x): {fair:?} {prio:?}"
     );
-}
-
-fn can_run(test: &str) -> bool {
-    match coflowkit_testbed::available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("NOT RUN: {test}: {why}");
-            false
-        }
-    }
 }
 
 /// Random fetching (row 3) and MADD against the standard shuffle (row 4) in namespaces at

@@ -23,6 +23,7 @@ async fn every_receiver_gets_the_broadcast_byte_exact() {
     let opts = BroadcastOptions {
         block_bytes: 256 << 10,
         peer_set: 3,
+        ..Default::default()
     };
     let n = sender
         .broadcast_with(c, "model", &data, opts)
@@ -101,6 +102,7 @@ async fn a_receiver_killed_mid_broadcast_leaves_the_others_finishing() {
     let opts = BroadcastOptions {
         block_bytes: 256 << 10,
         peer_set: 5,
+        ..Default::default()
     };
     sender.broadcast_with(c, "m", &data, opts).await.unwrap();
     let mut gets = Vec::new();
@@ -154,6 +156,7 @@ async fn a_broadcast_larger_than_a_receivers_memory_bound_is_refused_by_name() {
     let opts = BroadcastOptions {
         block_bytes: 256 << 10,
         peer_set: 3,
+        ..Default::default()
     };
     sender.broadcast_with(c, "big", &data, opts).await.unwrap();
     let small = cluster.client(1).await;

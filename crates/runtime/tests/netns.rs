@@ -15,23 +15,13 @@ use coflowkit_runtime::{
     HostRuntime, Token,
 };
 use coflowkit_sched::{SchedOptions, SchedulerKind};
-use coflowkit_testbed::{self as netns, NetnsCluster};
+use coflowkit_testbed::{self as netns, can_run, NetnsCluster};
 
 mod common;
 use common::bytes;
 
 /// One cluster at a time, so "nothing of this process is left" is checkable between tests.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn can_run(test: &str) -> bool {
-    match netns::available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("NOT RUN: {test}: {why}");
-            false
-        }
-    }
-}
 
 fn ours() -> String {
     format!("ck{:x}-", std::process::id())

@@ -8,6 +8,10 @@
 //! control messages are small, so a rate table or a register RPC does not wait behind a
 //! host's queued data there; behind a 50 ms `tbf` queue it would.
 //!
+//! With racks ([`Racks`]), each rack's hosts sit on a bridge of their own, joined to the data
+//! bridge (then the core) by a veth pair shaped by tbf to the core rate each way: cross-rack
+//! traffic shares that link, as behind an oversubscribed top-of-rack switch.
+//!
 //! Everything is made with `ip` and `tc` and named with a per-run prefix (`ck<pid hex>-<run>`),
 //! on a private /24 not routed anywhere else, so concurrent runs never collide. A
 //! [`NetnsCluster`] removes what it made when dropped (also on errors and panics),
@@ -57,6 +61,18 @@ pub fn available() -> Result<()> {
     Ok(())
 }
 
+/// For tests: whether a cluster can be built here; if not, says so on stderr
+/// (`NOT RUN: <test>: <why>`) so a skipped test is visible in the output.
+pub fn can_run(test: &str) -> bool {
+    match available() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("NOT RUN: {test}: {why}");
+            false
+        }
+    }
+}
+
 /// One emulated host.
 #[derive(Debug, Clone)]
 pub struct NsHost {
@@ -81,6 +97,7 @@ pub struct NetnsCluster {
     control_bridge: String,
     control_ip: Ipv4Addr,
     hosts: Vec<NsHost>,
+    racks: u32,
 }
 
 /// What a run made, in the order to undo it.
@@ -126,6 +143,18 @@ pub struct ClusterOptions {
     pub mtu: Option<u32>,
 }
 
+/// Hosts in racks: which rack each host is in, and the rate of each rack's link to the core.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Racks {
+    /// Rack of each host (index = host), numbered from 0.
+    pub of_host: Vec<u32>,
+    /// Rate of each rack's link to the core, bytes of TCP payload per second, each way.
+    pub core_bytes_per_s: f64,
+}
+
+/// Most racks a cluster can have (two hex digits in a link's name).
+pub const MAX_RACKS: u32 = 256;
+
 impl NetnsCluster {
     /// Build one host per rate (bytes of TCP payload per second, each way).
     pub fn create(rates_bytes_per_s: &[f64]) -> Result<NetnsCluster> {
@@ -134,6 +163,42 @@ impl NetnsCluster {
 
     /// [`NetnsCluster::create`] with options.
     pub fn create_with(rates_bytes_per_s: &[f64], opts: &ClusterOptions) -> Result<NetnsCluster> {
+        Self::build(rates_bytes_per_s, opts, None)
+    }
+
+    /// [`NetnsCluster::create_with`] with the hosts in racks behind shaped core links.
+    pub fn create_racked(
+        rates_bytes_per_s: &[f64],
+        opts: &ClusterOptions,
+        racks: &Racks,
+    ) -> Result<NetnsCluster> {
+        if racks.of_host.len() != rates_bytes_per_s.len() {
+            return Err(NetnsError::Config(format!(
+                "racks: {} hosts placed, the cluster has {}",
+                racks.of_host.len(),
+                rates_bytes_per_s.len()
+            )));
+        }
+        if let Some(r) = racks.of_host.iter().find(|&&r| r >= MAX_RACKS) {
+            return Err(NetnsError::Config(format!(
+                "rack {r}: racks are numbered 0 to {}",
+                MAX_RACKS - 1
+            )));
+        }
+        let c = racks.core_bytes_per_s;
+        if !(c.is_finite() && c >= 1000.0) {
+            return Err(NetnsError::Config(format!(
+                "core link rate {c} bytes/s: must be at least 1000 bytes/s (8 kbit/s) and finite"
+            )));
+        }
+        Self::build(rates_bytes_per_s, opts, Some(racks))
+    }
+
+    fn build(
+        rates_bytes_per_s: &[f64],
+        opts: &ClusterOptions,
+        racks: Option<&Racks>,
+    ) -> Result<NetnsCluster> {
         if let Some(mtu) = opts.mtu {
             // 68 is IPv4's minimum; 65535 is the most a veth or bridge accepts.
             if !(68..=65535).contains(&mtu) {
@@ -171,6 +236,7 @@ impl NetnsCluster {
             bridge_ip: Ipv4Addr::UNSPECIFIED,
             control_ip: Ipv4Addr::UNSPECIFIED,
             hosts: Vec::new(),
+            racks: 0,
         };
         // From here on, dropping `cluster` undoes whatever was made.
         let (subnet, control_subnet) = {
@@ -183,6 +249,10 @@ impl NetnsCluster {
             cluster.control_ip = host_ip(control_subnet, 253);
             (subnet, control_subnet)
         };
+        if let Some(r) = racks {
+            cluster.racks = r.of_host.iter().max().map_or(0, |&m| m + 1);
+            cluster.add_racks(r.core_bytes_per_s)?;
+        }
         for (h, &rate) in rates_bytes_per_s.iter().enumerate() {
             let ns = format!("{}h{h:x}", cluster.prefix);
             let veth = ns.clone();
@@ -201,7 +271,11 @@ impl NetnsCluster {
                 ip(&["link", "set", &veth, "mtu", &mtu])?;
                 ip(&["-n", &ns, "link", "set", "eth0", "mtu", &mtu])?;
             }
-            ip(&["link", "set", &veth, "master", &cluster.bridge, "up"])?;
+            let master = match racks {
+                Some(r) => cluster.rack_bridge(r.of_host[h]),
+                None => cluster.bridge.clone(),
+            };
+            ip(&["link", "set", &veth, "master", &master, "up"])?;
             if let Some(mtu) = opts.mtu {
                 ip(&["link", "set", &cluster.bridge, "mtu", &mtu.to_string()])?;
             }
@@ -272,6 +346,63 @@ impl NetnsCluster {
             });
         }
         Ok(cluster)
+    }
+
+    /// Rack bridges `<prefix>r<k>`, each joined to the data bridge by the veth pair
+    /// `<prefix>u<k>` (in the rack bridge: what leaves the rack) / `<prefix>d<k>` (in the data
+    /// bridge: what enters it), tbf at the core rate on both.
+    fn add_racks(&mut self, core_bytes_per_s: f64) -> Result<()> {
+        let run = self.run;
+        let tbf = tbf_args(core_bytes_per_s);
+        let tbf: Vec<&str> = tbf.iter().map(String::as_str).collect();
+        for k in 0..self.racks {
+            let br = self.rack_bridge(k);
+            make(run, &["link", "add", &br, "type", "bridge"], |m| {
+                m.bridges.push(br.clone())
+            })?;
+            ip(&["link", "set", &br, "up"])?;
+            let (up, down) = self.uplink(k);
+            make(
+                run,
+                &["link", "add", &up, "type", "veth", "peer", "name", &down],
+                |m| m.veths.push(up.clone()),
+            )?;
+            ip(&["link", "set", &up, "master", &br, "up"])?;
+            ip(&["link", "set", &down, "master", &self.bridge, "up"])?;
+            tc(&[&["qdisc", "replace", "dev", &up, "root"], &tbf[..]].concat())?;
+            tc(&[&["qdisc", "replace", "dev", &down, "root"], &tbf[..]].concat())?;
+        }
+        Ok(())
+    }
+
+    fn rack_bridge(&self, k: u32) -> String {
+        format!("{}r{k:x}", self.prefix)
+    }
+
+    /// The veth pair of rack `k`'s core link: (rack end, core end).
+    fn uplink(&self, k: u32) -> (String, String) {
+        (
+            format!("{}u{k:x}", self.prefix),
+            format!("{}d{k:x}", self.prefix),
+        )
+    }
+
+    /// Racks (0 without).
+    pub fn racks(&self) -> u32 {
+        self.racks
+    }
+
+    /// Bytes (on the wire, as tc counts them) that left rack `k` through its core link and
+    /// that entered it: what crossed the core, for checking a topology-aware transfer.
+    pub fn core_bytes(&self, k: u32) -> Result<(u64, u64)> {
+        if k >= self.racks {
+            return Err(NetnsError::Config(format!(
+                "no rack {k} (the cluster has {})",
+                self.racks
+            )));
+        }
+        let (up, down) = self.uplink(k);
+        Ok((sent_bytes(&up)?, sent_bytes(&down)?))
     }
 
     /// The per-run prefix of every name (namespaces, links).
@@ -419,8 +550,8 @@ fn link_name(line: &str) -> Option<&str> {
 }
 
 /// The process id in a name made by [`NetnsCluster::create`]: `ck<pid hex>-<run>` followed by
-/// `b` (data bridge), `k` (control bridge), `h<hex>` (namespace, data veth) or `c<hex>`
-/// (control veth).
+/// `b` (data bridge), `k` (control bridge), `h<hex>` (namespace, data veth), `c<hex>`
+/// (control veth), `r<hex>` (rack bridge) or `u<hex>`/`d<hex>` (a rack's core link).
 pub fn run_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("ck")?;
     let (pid, rest) = rest.split_once('-')?;
@@ -428,7 +559,7 @@ pub fn run_pid(name: &str) -> Option<u32> {
     let (run, tail) = rest.split_at(split);
     // The kind is ASCII, so slicing past it stays on a character boundary.
     let kind = tail.as_bytes()[0];
-    if !matches!(kind, b'b' | b'k' | b'h' | b'c') {
+    if !matches!(kind, b'b' | b'k' | b'h' | b'c' | b'r' | b'u' | b'd') {
         return None;
     }
     let host = &tail[1..];
@@ -452,8 +583,9 @@ pub fn run_pid(name: &str) -> Option<u32> {
 pub fn leftovers(prefix: &str) -> Result<Vec<String>> {
     let ours = |n: &str| {
         run_pid(n).is_some()
-            && n.strip_prefix(prefix)
-                .is_some_and(|rest| prefix.ends_with('-') || rest.starts_with(['b', 'k', 'h', 'c']))
+            && n.strip_prefix(prefix).is_some_and(|rest| {
+                prefix.ends_with('-') || rest.starts_with(['b', 'k', 'h', 'c', 'r', 'u', 'd'])
+            })
     };
     let mut out = Vec::new();
     for l in ip(&["netns", "list"])?.lines() {
@@ -547,6 +679,20 @@ fn tbf_args(bytes_per_s: f64) -> Vec<String> {
     ]
 }
 
+/// Bytes a qdisc sent (`tc -s qdisc show dev D`: "Sent N bytes ...").
+fn sent_bytes(dev: &str) -> Result<u64> {
+    let out = tc(&["-s", "qdisc", "show", "dev", dev])?;
+    parse_sent(&out).ok_or_else(|| NetnsError::Command {
+        command: format!("tc -s qdisc show dev {dev}"),
+        why: format!("no \"Sent N bytes\" in: {}", out.trim()),
+    })
+}
+
+fn parse_sent(tc_out: &str) -> Option<u64> {
+    let rest = tc_out.split("Sent ").nth(1)?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
 fn ip(args: &[&str]) -> Result<String> {
     exec("ip", args)
 }
@@ -590,6 +736,9 @@ mod tests {
         assert_eq!(run_pid("ck1f3a-2b"), Some(0x1f3a));
         assert_eq!(run_pid("ck1f3a-2k"), Some(0x1f3a));
         assert_eq!(run_pid("ck1f3a-99cfc"), Some(0x1f3a));
+        assert_eq!(run_pid("ck1f3a-9r2"), Some(0x1f3a));
+        assert_eq!(run_pid("ck1f3a-9u2"), Some(0x1f3a));
+        assert_eq!(run_pid("ck1f3a-9d1f"), Some(0x1f3a));
         for not_ours in [
             "ck1f3a-2kx",
             "ck1f3a-2c",
@@ -606,6 +755,13 @@ mod tests {
         ] {
             assert_eq!(run_pid(not_ours), None, "{not_ours}");
         }
+    }
+
+    #[test]
+    fn tc_statistics_give_the_bytes_sent() {
+        let out = "qdisc tbf 8001: root refcnt 2 rate 10Mbit burst 32Kb lat 50ms \n Sent 123456 bytes 90 pkt (dropped 0, overlimits 3 requeues 0) \n backlog 0b 0p requeues 0\n";
+        assert_eq!(parse_sent(out), Some(123456));
+        assert_eq!(parse_sent("qdisc noqueue 0: root"), None);
     }
 
     #[test]

@@ -12,8 +12,8 @@ mod error;
 mod host;
 
 pub use cluster::{
-    available, leftovers, run_pid, teardown_all, ClusterOptions, NetnsCluster, NsHost, CONTROL_NIC,
-    MAX_HOSTS, WIRE_PER_PAYLOAD,
+    available, can_run, leftovers, run_pid, teardown_all, ClusterOptions, NetnsCluster, NsHost,
+    Racks, CONTROL_NIC, MAX_HOSTS, MAX_RACKS, WIRE_PER_PAYLOAD,
 };
 pub use error::{NetnsError, Result};
 pub use host::HostNs;

@@ -28,6 +28,10 @@ pub struct BroadcastOptions {
     pub block_bytes: u32,
     /// Peers the controller hands a receiver per request (default 10).
     pub peer_set: u32,
+    /// Cornet (None: the default), CornetTopology (racks from the coordinator's
+    /// configuration, `CoordinatorConfig::racks`) or CornetClustering (racks learned from the
+    /// coordinator's earlier broadcasts); other mechanisms are refused by name.
+    pub mechanism: Option<coflowkit_orchestra::Mechanism>,
 }
 
 impl Client {
@@ -56,6 +60,7 @@ impl Client {
                 block_bytes: opts.block_bytes,
                 digest,
                 peer_set: opts.peer_set,
+                mechanism: opts.mechanism.map(|m| m.to_string()).unwrap_or_default(),
             })
             .await
             .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?;

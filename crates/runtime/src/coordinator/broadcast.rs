@@ -2,10 +2,16 @@
 //! one `coflowkit_orchestra::controller::Controller` per broadcast object (the same state
 //! `coflowkit broadcast` hosts), receivers joining as their daemons first ask for peers, block
 //! reports and deaths fed in, peer sets and the verdict handed out. Times are passed in.
+//!
+//! Racks: CornetTopology takes each daemon's rack from the coordinator's configuration
+//! (`CoordinatorConfig::racks`, by the host part of the daemon's address); CornetClustering
+//! learns them from the block transfer times of earlier broadcasts, which the coordinator
+//! keeps (between receivers, by daemon address) for as long as it runs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
-use coflowkit_orchestra::controller::{Controller, Verdict};
+use coflowkit_orchestra::clustering::{racks_from_transfers, ClusteringOptions};
+use coflowkit_orchestra::controller::{Controller, Transfer, Verdict};
 use coflowkit_orchestra::layout::Layout;
 use coflowkit_orchestra::Mechanism;
 
@@ -16,9 +22,15 @@ pub const DEFAULT_BLOCK_BYTES: u32 = 4 << 20;
 pub const DEFAULT_PEER_SET: u32 = 10;
 /// A broadcast where no block moved for this long while receivers wait has failed.
 pub const STALL_S: f64 = 30.0;
+/// Block transfers kept for CornetClustering (the oldest go first).
+pub const HISTORY: usize = 100_000;
 
 struct Broadcast {
     ctl: Controller,
+    /// Rack of each daemon for this broadcast (None: vanilla Cornet, one rack).
+    racks: Option<HashMap<String, u32>>,
+    /// Rack of a receiver the map does not name.
+    other_rack: u32,
     /// Daemon address of each host (0 = the source).
     daemons: Vec<String>,
     layout: Layout,
@@ -35,9 +47,54 @@ pub enum Refused {
 #[derive(Default)]
 pub struct Broadcasts {
     map: HashMap<(u64, String), Broadcast>,
+    /// The configured topology: host (the address without its port) -> rack.
+    racks: HashMap<String, u32>,
+    /// Block transfers between receivers of past and running broadcasts:
+    /// (from daemon, to daemon, seconds).
+    history: VecDeque<(String, String, f64)>,
+}
+
+/// The host part of a daemon address: `10.0.0.1:7000` -> `10.0.0.1`, `[::1]:7000` -> `::1`.
+pub fn host_of(daemon: &str) -> &str {
+    let h = daemon.rsplit_once(':').map_or(daemon, |(h, _)| h);
+    h.trim_start_matches('[').trim_end_matches(']')
 }
 
 impl Broadcasts {
+    /// With a configured topology (host -> rack) for CornetTopology.
+    pub fn with_racks(racks: HashMap<String, u32>) -> Broadcasts {
+        Broadcasts {
+            racks,
+            ..Default::default()
+        }
+    }
+
+    /// Racks learned from the transfer history (CornetClustering): daemon -> rack. Daemons
+    /// never seen as receivers are not in the map.
+    pub fn learned_racks(&self, seed: u64) -> HashMap<String, u32> {
+        let mut ids: HashMap<&str, u32> = HashMap::new();
+        let mut names: Vec<&str> = Vec::new();
+        let mut seen = Vec::with_capacity(self.history.len());
+        for (from, to, secs) in &self.history {
+            seen.push(Transfer {
+                from: intern(&mut ids, &mut names, from),
+                to: intern(&mut ids, &mut names, to),
+                secs: *secs,
+            });
+        }
+        // Host 0 is nobody here (the clustering gives it a rack of its own).
+        let o = ClusteringOptions {
+            seed,
+            ..Default::default()
+        };
+        let racks = racks_from_transfers(names.len() as u32 + 1, &seen, &o);
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.to_string(), racks[i + 1]))
+            .collect()
+    }
+
     /// Start a broadcast of `data_id`, `size` bytes on daemon `source`.
     #[allow(clippy::too_many_arguments)]
     pub fn start(
@@ -49,7 +106,29 @@ impl Broadcasts {
         block_bytes: u32,
         digest: &str,
         peer_set: u32,
+        mechanism: &str,
     ) -> Result<(), Refused> {
+        let mechanism = if mechanism.is_empty() {
+            Mechanism::Cornet
+        } else {
+            mechanism
+                .parse::<Mechanism>()
+                .ok()
+                .filter(Mechanism::is_cornet)
+                .ok_or_else(|| {
+                    Refused::Invalid(format!(
+                        "mechanism `{mechanism}`: the runtime broadcasts with cornet, \
+                         cornet-topology or cornet-clustering"
+                    ))
+                })?
+        };
+        if mechanism == Mechanism::CornetTopology && self.racks.is_empty() {
+            return Err(Refused::Invalid(
+                "mechanism cornet-topology: the coordinator has no racks configured \
+                 (CoordinatorConfig::racks)"
+                    .into(),
+            ));
+        }
         if size == 0 {
             return Err(Refused::Invalid(format!(
                 "data `{data_id}` is empty: nothing to broadcast"
@@ -77,11 +156,29 @@ impl Broadcasts {
         } else {
             peer_set
         };
-        let ctl = Controller::open(Mechanism::Cornet, layout.blocks(), peer_set, coflow);
+        let racks: Option<HashMap<String, u32>> = match mechanism {
+            Mechanism::CornetTopology => Some(self.racks.clone()),
+            Mechanism::CornetClustering => Some(self.learned_racks(coflow)),
+            _ => None,
+        };
+        // Receivers nobody placed share a rack of their own; so does an unplaced source.
+        let other_rack = racks
+            .as_ref()
+            .and_then(|m| m.values().max().map(|&r| r + 1))
+            .unwrap_or(0);
+        // A source the history never saw as a receiver: a rack of its own, as in
+        // `coflowkit broadcast` (its transfers are not clustered).
+        let source_rack = match mechanism {
+            Mechanism::CornetClustering => rack_in(&racks, other_rack + 1, source),
+            _ => rack_in(&racks, other_rack, source),
+        };
+        let ctl = Controller::open_in(mechanism, layout.blocks(), peer_set, coflow, source_rack);
         self.map.insert(
             key,
             Broadcast {
                 ctl,
+                racks,
+                other_rack,
                 daemons: vec![source.to_string()],
                 layout,
                 digest: digest.to_ascii_lowercase(),
@@ -122,7 +219,8 @@ impl Broadcasts {
             Some(h) => h as u32,
             None => {
                 b.daemons.push(r.daemon.clone());
-                b.ctl.join(0, now_s)
+                let rack = b.rack_of(&r.daemon);
+                b.ctl.join(rack, now_s)
             }
         };
         let (hosts, blocks) = (b.ctl.hosts(), b.layout.blocks());
@@ -135,6 +233,14 @@ impl Broadcasts {
                 )));
             }
             b.ctl.on_got(host, g.block, g.from, g.secs, now_s);
+            // Receiver to receiver only: the source's times include its send-slot queue.
+            if g.from != 0 && g.from != host {
+                if self.history.len() >= HISTORY {
+                    self.history.pop_front();
+                }
+                let from = b.daemons[g.from as usize].clone();
+                self.history.push_back((from, r.daemon.clone(), g.secs));
+            }
         }
         if r.done {
             b.ctl
@@ -156,9 +262,12 @@ impl Broadcasts {
             .map(|h| BroadcastPeer {
                 host: h,
                 daemon: b.daemons[h as usize].clone(),
+                rack: b.ctl.rack(h),
             })
             .collect();
         Ok(BroadcastPeersReply {
+            rack: b.ctl.rack(host),
+            rack_aware: b.racks.is_some(),
             host,
             size_bytes: b.layout.bytes,
             block_bytes: b.layout.block_bytes,
@@ -166,6 +275,12 @@ impl Broadcasts {
             peers,
             failed,
         })
+    }
+
+    /// Each host's rack in a broadcast (index = host; 0 the source).
+    pub fn racks(&self, coflow: u64, data_id: &str) -> Option<Vec<u32>> {
+        let b = self.map.get(&(coflow, data_id.to_string()))?;
+        Some((0..b.ctl.hosts()).map(|h| b.ctl.rack(h)).collect())
     }
 
     /// The coflow is unregistered: its broadcasts end.
@@ -181,10 +296,39 @@ impl Broadcasts {
     }
 }
 
+/// `d`'s number (from 1, in order of first appearance).
+fn intern<'h>(ids: &mut HashMap<&'h str, u32>, names: &mut Vec<&'h str>, d: &'h str) -> u32 {
+    *ids.entry(d).or_insert_with(|| {
+        names.push(d);
+        names.len() as u32
+    })
+}
+
+impl Broadcast {
+    fn rack_of(&self, daemon: &str) -> u32 {
+        rack_in(&self.racks, self.other_rack, daemon)
+    }
+}
+
+/// A daemon's rack in `racks` (keyed by daemon address when learned, by host when
+/// configured), else `other`; 0 for vanilla Cornet.
+fn rack_in(racks: &Option<HashMap<String, u32>>, other: u32, daemon: &str) -> u32 {
+    match racks {
+        None => 0,
+        Some(m) => m
+            .get(daemon)
+            .or_else(|| m.get(host_of(daemon)))
+            .copied()
+            .unwrap_or(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::proto::BlockGot;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     const D: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
@@ -201,16 +345,16 @@ mod tests {
     fn receivers_join_get_peers_and_finish() {
         let mut b = Broadcasts::default();
         assert!(matches!(
-            b.start(7, "x", "s:1", 0, 0, D, 0),
+            b.start(7, "x", "s:1", 0, 0, D, 0, ""),
             Err(Refused::Invalid(w)) if w.contains("empty")
         ));
         assert!(matches!(
-            b.start(7, "x", "s:1", 10, 4, "zz", 0),
+            b.start(7, "x", "s:1", 10, 4, "zz", 0, ""),
             Err(Refused::Invalid(w)) if w.contains("digest")
         ));
-        b.start(7, "x", "s:1", 10, 4, D, 0).unwrap();
+        b.start(7, "x", "s:1", 10, 4, D, 0, "").unwrap();
         assert!(b.is_broadcast(7, "x") && !b.is_broadcast(7, "y"));
-        assert!(b.start(7, "x", "s:1", 10, 4, D, 0).is_err(), "twice");
+        assert!(b.start(7, "x", "s:1", 10, 4, D, 0, "").is_err(), "twice");
         let all = |_: &str| true;
         let r1 = b.peers(1.0, &ask("a:1"), all).unwrap();
         assert_eq!((r1.host, r1.size_bytes, r1.block_bytes), (1, 10, 4));
@@ -254,12 +398,137 @@ mod tests {
     #[test]
     fn a_source_gone_before_any_block_left_fails_the_broadcast() {
         let mut b = Broadcasts::default();
-        b.start(7, "x", "s:1", 10, 4, D, 0).unwrap();
+        b.start(7, "x", "s:1", 10, 4, D, 0, "").unwrap();
         b.peers(0.1, &ask("a:1"), |_| true).unwrap();
         let gone = |d: &str| d != "s:1";
         assert_eq!(b.peers(0.2, &ask("a:1"), gone).unwrap().failed, "");
         let r = b.peers(1.0, &ask("a:1"), gone).unwrap();
         assert!(r.failed.contains("held by no live host"), "{}", r.failed);
         assert!(r.peers.is_empty(), "the dead source is no peer");
+    }
+
+    fn rack_sets(b: &Broadcasts, coflow: u64) -> Vec<Vec<u32>> {
+        let racks = b.racks(coflow, "x").unwrap();
+        let mut sets: Vec<Vec<u32>> = Vec::new();
+        for k in 0..=*racks.iter().max().unwrap() {
+            let s: Vec<u32> = (0..racks.len() as u32)
+                .filter(|&h| racks[h as usize] == k)
+                .collect();
+            if !s.is_empty() {
+                sets.push(s);
+            }
+        }
+        sets
+    }
+
+    #[test]
+    fn topology_peer_sets_come_from_the_configured_racks() {
+        // Hosts 10.0.0.1-9 in three racks of three; the source, 10.0.0.5, in rack 1.
+        let racks = (1..=9)
+            .map(|i| (format!("10.0.0.{i}"), (i - 1) / 3))
+            .collect();
+        let mut b = Broadcasts::with_racks(racks);
+        let start = |b: &mut Broadcasts, m: &str| b.start(7, "x", "10.0.0.5:9", 100, 10, D, 10, m);
+        assert!(
+            matches!(start(&mut b, "chain"), Err(Refused::Invalid(w)) if w.contains("`chain`"))
+        );
+        start(&mut b, "cornet-topology").unwrap();
+        let all = |_: &str| true;
+        for i in [1, 2, 3, 4, 6, 7, 8, 9] {
+            b.peers(0.1, &ask(&format!("10.0.0.{i}:9")), all).unwrap();
+        }
+        // Hosts join in that order: 1-3 rack 0, 4 and the source rack 1, 6 rack 1, 7-9 rack 2.
+        assert_eq!(b.racks(7, "x").unwrap(), [1, 0, 0, 0, 1, 1, 2, 2, 2]);
+        for i in [1, 4, 9] {
+            let r = b.peers(0.2, &ask(&format!("10.0.0.{i}:9")), all).unwrap();
+            assert!(r.rack_aware);
+            let mine = (i - 1) / 3;
+            assert_eq!(r.rack, mine);
+            let (same, far): (Vec<_>, Vec<_>) = r.peers.iter().partition(|p| p.rack == mine);
+            assert_eq!(
+                same.len(),
+                2,
+                "host {i}: the others of its rack: {:?}",
+                r.peers
+            );
+            assert_eq!(far.len(), 1, "host {i}: one peer outside: {:?}", r.peers);
+            for p in &r.peers {
+                let ip: u32 = host_of(&p.daemon)
+                    .rsplit('.')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert_eq!(p.rack, (ip - 1) / 3, "{p:?}");
+            }
+        }
+        // Vanilla Cornet on the same coordinator: one rack, the source always a peer.
+        b.forget_coflow(7);
+        start(&mut b, "").unwrap();
+        let r = b.peers(0.1, &ask("10.0.0.1:9"), all).unwrap();
+        assert!(!r.rack_aware);
+        assert_eq!((r.rack, r.peers[0].rack), (0, 0));
+        // Without a configured topology cornet-topology is refused by name.
+        let mut bare = Broadcasts::default();
+        assert!(matches!(
+            start(&mut bare, "cornet-topology"),
+            Err(Refused::Invalid(w)) if w.contains("no racks configured")
+        ));
+    }
+
+    #[test]
+    fn clustering_learns_the_racks_from_earlier_block_times() {
+        // Twelve receivers in three racks of four (rack = i % 3, interleaved so join order
+        // says nothing); intra-rack blocks take ~0.1 s, cross-rack ~1 s.
+        let mut b = Broadcasts::default();
+        b.start(1, "x", "src:9", 1000, 10, D, 20, "").unwrap();
+        let all = |_: &str| true;
+        let name = |i: u32| format!("r{i}:9");
+        for i in 0..12 {
+            b.peers(0.1, &ask_in(1, &name(i)), all).unwrap();
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for i in 0..12u32 {
+            let mut r = ask_in(1, &name(i));
+            for j in (0..12u32).filter(|&j| j != i) {
+                // Hosts are numbered from 1 in join order; 30% of the pairs never swapped.
+                if rng.gen_bool(0.3) {
+                    continue;
+                }
+                let base = if i % 3 == j % 3 { 0.1 } else { 1.0 };
+                r.got.push(BlockGot {
+                    block: j,
+                    from: j + 1,
+                    secs: base * rng.gen_range(0.85..1.15),
+                });
+            }
+            b.peers(0.5, &r, all).unwrap();
+        }
+        b.start(2, "x", "src:9", 1000, 10, D, 20, "cornet-clustering")
+            .unwrap();
+        for i in 0..12 {
+            b.peers(1.0, &ask_in(2, &name(i)), all).unwrap();
+        }
+        let mut sets = rack_sets(&b, 2);
+        sets.sort();
+        // The source (host 0) alone; hosts 1 + i by i % 3.
+        assert_eq!(
+            sets,
+            [
+                vec![0],
+                vec![1, 4, 7, 10],
+                vec![2, 5, 8, 11],
+                vec![3, 6, 9, 12]
+            ]
+        );
+        let r = b.peers(1.1, &ask_in(2, &name(0)), all).unwrap();
+        assert!(r.rack_aware);
+    }
+
+    fn ask_in(coflow: u64, daemon: &str) -> BroadcastPeersRequest {
+        BroadcastPeersRequest {
+            coflow,
+            ..ask(daemon)
+        }
     }
 }

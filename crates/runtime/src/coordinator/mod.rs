@@ -60,6 +60,9 @@ pub struct CoordinatorConfig {
     /// pushed guarantees and caps (the thesis' enforcement, §7.6.1) instead of pacing the
     /// coordinator's per-flow rates (default false: per-flow rates, caps as a bound).
     pub tenant_local: bool,
+    /// The topology for rack-aware broadcasts (CornetTopology): each daemon host (its address
+    /// without the port, e.g. `10.0.0.7`) -> its rack. Empty = unknown (default).
+    pub racks: std::collections::HashMap<String, u32>,
 }
 
 impl CoordinatorConfig {
@@ -76,6 +79,7 @@ impl CoordinatorConfig {
             max_daemons: 4096,
             forget_daemons_after: Some(Duration::from_secs(300)),
             tenant_local: false,
+            racks: Default::default(),
         }
     }
 }
@@ -115,7 +119,7 @@ async fn serve_on(
         control_stats: Arc::new(ListenStats::default()),
         max_daemons: config.max_daemons,
         metrics_stats: Arc::new(ListenStats::default()),
-        broadcasts: Mutex::new(Default::default()),
+        broadcasts: Mutex::new(broadcast::Broadcasts::with_racks(config.racks.clone())),
         board: tenant.then(|| board.clone()),
     });
     if let Some(l) = metrics {

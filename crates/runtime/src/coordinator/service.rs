@@ -392,6 +392,7 @@ impl Coordinator for Service {
                 r.block_bytes,
                 &r.digest,
                 r.peer_set,
+                &r.mechanism,
             )
             .map_err(refused)?;
         tracing::info!(coflow = r.coflow, data_id = %r.data_id, bytes = size, "broadcast started");

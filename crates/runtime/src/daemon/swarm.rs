@@ -391,6 +391,10 @@ type Ev = LinkEvent;
 /// A receiver's fetch state (the bookkeeping [`cornet::schedule`] decides from).
 struct Fetch {
     me: u32,
+    /// Our rack and whether to prefer it (CornetTopology/-Clustering), and each peer's.
+    rack: u32,
+    rack_aware: bool,
+    racks: HashMap<u32, u32>,
     key: Key,
     block_bytes: u32,
     peers: HashMap<u32, PeerConn>,
@@ -430,6 +434,9 @@ async fn fetch(
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<Ev>();
     let mut f = Fetch {
         me: first.host,
+        rack: first.rack,
+        rack_aware: first.rack_aware,
+        racks: HashMap::new(),
         rng: ChaCha8Rng::seed_from_u64(key.0 ^ ((first.host as u64) << 40)),
         key,
         block_bytes: layout.block_bytes,
@@ -497,6 +504,7 @@ impl Fetch {
     ) {
         for p in peers {
             let host = p.host;
+            self.racks.insert(host, p.rack);
             if host == self.me
                 || self.peers.contains_key(&host)
                 || self.connecting.contains(&host)
@@ -603,7 +611,7 @@ impl Fetch {
         }
     }
 
-    /// Ask as [`cornet::schedule`] decides (vanilla Cornet: one rack).
+    /// Ask as [`cornet::schedule`] decides (rack-aware when the controller says so).
     fn schedule(&mut self) {
         let mut requested: Vec<bool> = (0..self.held.len() as u32)
             .map(|b| self.inflight.contains_key(&b))
@@ -615,14 +623,14 @@ impl Fetch {
                 .iter()
                 .map(|h| cornet::Peer {
                     host: *h,
-                    rack: 0,
+                    rack: self.racks.get(h).copied().unwrap_or(0),
                     have: &self.peers[h].have,
                     outstanding: self.peers[h].outstanding,
                 })
                 .collect();
             let mut me = cornet::Receiver {
-                rack: 0,
-                rack_aware: false,
+                rack: self.rack,
+                rack_aware: self.rack_aware,
                 receive_slots: RECEIVE_SLOTS,
                 held: &self.held,
                 requested: &mut requested,

@@ -322,6 +322,7 @@ mod tests {
     use super::*;
     use crate::policy::aalo::Aalo;
     use crate::policy::dclas::Queues;
+    use crate::policy::test_world::decide;
     use coflowkit_model::Fabric;
 
     fn coflow(id: CoflowId, arrival: f64, sent: f64, flows: &[(u32, u32, f64)]) -> CoflowState {
@@ -333,19 +334,6 @@ mod tests {
             f.remaining_bytes = f64::INFINITY;
         }
         c
-    }
-
-    fn decide(s: &mut dyn Scheduler, coflows: &[CoflowState]) -> Vec<Vec<f64>> {
-        let fabric = Fabric::uniform(4, 1.0);
-        let mut rates = Rates::default();
-        rates.reset(coflows);
-        let snap = Snapshot {
-            now_s: 0.0,
-            fabric: &fabric,
-            coflows,
-        };
-        s.allocate(&snap, &mut rates);
-        rates.per_coflow
     }
 
     fn config() -> AaloConfig {

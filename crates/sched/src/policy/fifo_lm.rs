@@ -92,19 +92,9 @@ impl Scheduler for FifoLm {
 mod tests {
     use super::*;
     use crate::CoflowState;
-    use coflowkit_model::Fabric;
 
     fn decide(coflows: &[CoflowState], heavy: f64) -> Vec<Vec<f64>> {
-        let fabric = Fabric::uniform(4, 1.0);
-        let mut rates = Rates::default();
-        rates.reset(coflows);
-        let snap = Snapshot {
-            now_s: 0.0,
-            fabric: &fabric,
-            coflows,
-        };
-        FifoLm::new(heavy).allocate(&snap, &mut rates);
-        rates.per_coflow
+        crate::policy::test_world::decide(&mut FifoLm::new(heavy), coflows)
     }
 
     #[test]

@@ -10,6 +10,8 @@ pub mod pfp;
 pub mod saath;
 pub mod sincronia;
 pub mod tenant_share;
+#[cfg(test)]
+pub(crate) mod test_world;
 pub mod varys;
 pub mod vc;
 pub mod wss;

@@ -156,27 +156,14 @@ impl Scheduler for VirtualCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::test_world::decide;
     use crate::policy::varys::{Varys, VarysConfig};
-    use coflowkit_model::Fabric;
 
     fn with_deadline(id: CoflowId, deadline: f64, flows: &[(u32, u32, f64)]) -> CoflowState {
         let mut c = CoflowState::of_flows(flows);
         c.id = id;
         c.deadline_s = Some(deadline);
         c
-    }
-
-    fn decide(s: &mut dyn Scheduler, coflows: &[CoflowState]) -> Vec<Vec<f64>> {
-        let fabric = Fabric::uniform(4, 1.0);
-        let mut rates = Rates::default();
-        rates.reset(coflows);
-        let snap = Snapshot {
-            now_s: 0.0,
-            fabric: &fabric,
-            coflows,
-        };
-        s.allocate(&snap, &mut rates);
-        rates.per_coflow
     }
 
     /// A needs 2 units out of port 0 and 0.5 out of port 1 by t = 2: its virtual cluster holds
