@@ -19,7 +19,7 @@ use crate::policy::tenant_share::{TenantPolicy, TenantShare};
 use crate::policy::varys::{Varys, VarysConfig};
 use crate::policy::vc::VirtualCluster;
 use crate::policy::wss::Wss;
-use crate::tenant::{Board, HugOptions, Mode, Stage1};
+use crate::tenant::{Board, HugOptions, Mode, NcVector, Stage1};
 use crate::{FlowCompletion, Scheduler};
 
 /// Every selectable scheduler.
@@ -155,6 +155,10 @@ pub struct SchedOptions {
     /// or multi-round DRF always).
     #[serde(default)]
     pub hug_stage1: Stage1,
+    /// `hug`, `drf`, `psp`: the vector of a non-clairvoyant coflow that reports none (one unit
+    /// per flow, all-ones on its links, or its measured rates; `tenant::estimate`).
+    #[serde(default)]
+    pub hug_vectors: NcVector,
     /// `fifo-lm`: a coflow that has sent more than this is heavy [default:
     /// [`FIFO_LM_HEAVY_BYTES`]; the CLI sets the trace's 80th percentile of coflow sizes].
     #[serde(default)]
@@ -192,16 +196,10 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::Aalo => Box::new(Aalo::new(opts.aalo)),
         SchedulerKind::Saath => Box::new(Saath::new(opts.saath)),
         SchedulerKind::Sincronia => Box::new(Sincronia::new(opts.on_flow_completion)),
-        SchedulerKind::Hug => Box::new(TenantShare::new(TenantPolicy::Hug(HugOptions {
-            mode: if opts.hug_cooperative {
-                Mode::Cooperative
-            } else {
-                Mode::NonCooperative
-            },
-            stage1: opts.hug_stage1,
-        }))),
-        SchedulerKind::Drf => Box::new(TenantShare::new(TenantPolicy::Drf)),
-        SchedulerKind::Psp => Box::new(TenantShare::new(TenantPolicy::Psp)),
+        SchedulerKind::Hug | SchedulerKind::Drf | SchedulerKind::Psp => {
+            let policy = tenant_policy(kind, opts).unwrap_or(TenantPolicy::Psp);
+            Box::new(TenantShare::new(policy).with_nc_vector(opts.hug_vectors))
+        }
         SchedulerKind::FifoStrict => ordered(Order::FifoStrict),
         SchedulerKind::FifoLm => Box::new(FifoLm::new(
             opts.fifo_lm_heavy_bytes.unwrap_or(FIFO_LM_HEAVY_BYTES),
@@ -218,7 +216,15 @@ pub fn build_with_board(
     opts: &SchedOptions,
     board: &Board,
 ) -> Box<dyn Scheduler> {
-    let policy = match kind {
+    let Some(policy) = tenant_policy(kind, opts) else {
+        return build(kind, opts);
+    };
+    Box::new(TenantShare::with_board(policy, board.clone()).with_nc_vector(opts.hug_vectors))
+}
+
+/// The multi-tenant policy `kind` names, if it names one.
+fn tenant_policy(kind: SchedulerKind, opts: &SchedOptions) -> Option<TenantPolicy> {
+    Some(match kind {
         SchedulerKind::Hug => TenantPolicy::Hug(HugOptions {
             mode: if opts.hug_cooperative {
                 Mode::Cooperative
@@ -229,7 +235,6 @@ pub fn build_with_board(
         }),
         SchedulerKind::Drf => TenantPolicy::Drf,
         SchedulerKind::Psp => TenantPolicy::Psp,
-        _ => return build(kind, opts),
-    };
-    Box::new(TenantShare::with_board(policy, board.clone()))
+        _ => return None,
+    })
 }

@@ -6,7 +6,7 @@ use coflowkit_model::units::MB;
 use coflowkit_sched::alloc::Backfill;
 use coflowkit_sched::policy::dclas::{InterQueue, Queues};
 use coflowkit_sched::policy::varys::Starvation;
-use coflowkit_sched::tenant::Stage1;
+use coflowkit_sched::tenant::{NcVector, Stage1};
 use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -34,6 +34,13 @@ pub enum HugStage1Arg {
     Auto,
     MultiRound,
     ClosedForm,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HugVectorsArg {
+    Flows,
+    Ones,
+    Rates,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -90,6 +97,13 @@ pub struct SchedArgs {
     /// `closed-form`: Eq 7.2 always
     #[arg(long, value_enum, default_value = "auto", value_name = "HOW")]
     pub hug_stage1: HugStage1Arg,
+    /// hug, drf, psp: the correlation vector of a coflow whose sizes are unknown and that
+    /// reports none (the coordinator's non-clairvoyant coflows). `flows`: one unit per
+    /// unfinished flow on each of its ends; `ones`: all-ones on the links it uses (each side
+    /// scaled to balance); `rates`: its flows' rates measured over the last 0.1 s or more
+    /// (`flows` until measured)
+    #[arg(long, value_enum, default_value = "flows", value_name = "HOW")]
+    pub hug_vectors: HugVectorsArg,
     /// hug, drf, psp: what a tenant is; `coflow` (every coflow, the only choice so far)
     #[arg(long, value_enum, default_value = "coflow", value_name = "WHO")]
     pub tenants: TenantsArg,
@@ -207,6 +221,11 @@ impl SchedArgs {
             HugStage1Arg::Auto => Stage1::Auto,
             HugStage1Arg::MultiRound => Stage1::MultiRound,
             HugStage1Arg::ClosedForm => Stage1::ClosedForm,
+        };
+        o.hug_vectors = match self.hug_vectors {
+            HugVectorsArg::Flows => NcVector::Flows,
+            HugVectorsArg::Ones => NcVector::Ones,
+            HugVectorsArg::Rates => NcVector::Rates,
         };
         let TenantsArg::Coflow = self.tenants;
         if self.queues == 0

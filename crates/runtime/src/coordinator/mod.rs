@@ -196,9 +196,9 @@ async fn serve_on(
                 let mut updates = round.updates;
                 if tenant && !updates.is_empty() {
                     let nics = s.fabric().up_bytes_per_s;
-                    let coflow_of = |port, flow| s.coflow_of(port, flow);
+                    let ends = |port, flow| s.flow_ends(port, flow);
                     let shares = board.shares();
-                    tenant_caps::attach(&mut updates, &shares, tenant_local, &nics, coflow_of);
+                    tenant_caps::attach(&mut updates, &shares, tenant_local, &nics, ends);
                 }
                 updates
             };

@@ -8,15 +8,17 @@
 //! A coflow whose sizes are unknown (non-clairvoyant: `remaining_bytes` infinite) uses the
 //! vector it reported on the [`Board`] (the client API's `report_vector`), if any; its share of
 //! each link is then split among its flows by max-min within those shares (its flows' sizes are
-//! unknown, the vector says nothing per flow). Without a report it counts each unfinished flow
-//! as one unit of demand on its uplink and its downlink: the thesis' default all-ones vector,
-//! per flow and on the links the coflow uses (docs/hug.md, choice 13).
+//! unknown, the vector says nothing per flow). Without a report its vector is the default
+//! `NcVector` chooses (`tenant::estimate`): one unit per unfinished flow on each of its ends
+//! (the default; docs/hug.md, choice 13; split among its flows like equal sizes), all-ones on
+//! the links it uses, or its flows' measured rates (both split by max-min, as a report).
 
 use std::collections::HashMap;
 
 use crate::alloc::{Budget, Demand, WaterFill};
 use crate::machinery::Machinery;
 use crate::tenant::board::{Board, LinkShare, Reported, Shares};
+use crate::tenant::estimate::{NcVector, RateEstimator, RATE_WINDOW_S};
 use crate::tenant::{drf, hug, psp, Allocation, HugOptions, Links, Mode, SparseSpec, Tenants};
 use crate::{CoflowState, Decision, Rates, Scheduler, Snapshot};
 
@@ -34,6 +36,9 @@ pub struct TenantShare {
     /// Reported vectors in, the last shares out (the coordinator's); `None` in the simulator.
     board: Option<Board>,
     fill: WaterFill,
+    /// The vector of a non-clairvoyant coflow without a report.
+    nc_vector: NcVector,
+    rates: RateEstimator,
 }
 
 impl TenantShare {
@@ -42,7 +47,15 @@ impl TenantShare {
             policy,
             board: None,
             fill: WaterFill::default(),
+            nc_vector: NcVector::default(),
+            rates: RateEstimator::new(RATE_WINDOW_S),
         }
+    }
+
+    /// What a non-clairvoyant coflow without a reported vector counts as.
+    pub fn with_nc_vector(mut self, v: NcVector) -> Self {
+        self.nc_vector = v;
+        self
     }
 
     /// Read reported vectors from `board` and write every decision's shares to it.
@@ -55,18 +68,26 @@ impl TenantShare {
 }
 
 /// The tenants of a snapshot: the coflows with bytes left (`members`, indices into the
-/// snapshot), their specs, and which of them use a reported vector.
+/// snapshot), their specs, and which of them have a vector that says nothing per flow (a
+/// report, all-ones or measured rates), whose link shares are split among their flows by
+/// max-min.
 struct Built {
     members: Vec<usize>,
     specs: Vec<SparseSpec>,
-    reported: Vec<bool>,
+    maxmin: Vec<bool>,
 }
 
-fn tenants_of(coflows: &[CoflowState], ports: usize, reports: &HashMap<u64, Reported>) -> Built {
+fn tenants_of(
+    coflows: &[CoflowState],
+    ports: usize,
+    reports: &HashMap<u64, Reported>,
+    nc: NcVector,
+    rates: &RateEstimator,
+) -> Built {
     let mut b = Built {
         members: Vec::new(),
         specs: Vec::new(),
-        reported: Vec::new(),
+        maxmin: Vec::new(),
     };
     let mut bytes = vec![0.0; 2 * ports];
     for (c, co) in coflows.iter().enumerate() {
@@ -77,22 +98,51 @@ fn tenants_of(coflows: &[CoflowState], ports: usize, reports: &HashMap<u64, Repo
         let unknown = live().any(|fl| !fl.remaining_bytes.is_finite());
         let report = (reports.get(&co.id))
             .filter(|r| unknown && r.iter().all(|&(l, _)| (l as usize) < 2 * ports));
+        // Per flow (in `co.flows` order): its demand on both its ends, and whether the vector
+        // says nothing per flow.
+        let (per_flow, maxmin): (Vec<f64>, bool) = match (report, unknown, nc) {
+            (Some(_), _, _) => (Vec::new(), true),
+            (None, true, NcVector::Ones) => (unit_demands(co), true),
+            (None, true, NcVector::Rates) => match rates.per_flow(co) {
+                Some(r) => (r, true),
+                None => (unit_demands(co), false),
+            },
+            _ => (unit_demands(co), false),
+        };
         let entries = match report {
             Some(r) => r.clone(),
             None => {
                 let mut touched = Vec::new();
-                for fl in live() {
+                for (fl, &d) in co.flows.iter().zip(&per_flow) {
+                    if fl.remaining_bytes <= 0.0 {
+                        continue;
+                    }
                     for l in [fl.src as usize, ports + fl.dst as usize] {
                         if bytes[l] == 0.0 {
                             touched.push(l as u32);
                         }
-                        bytes[l] += demand(fl.remaining_bytes);
+                        bytes[l] += d.max(f64::MIN_POSITIVE);
                     }
                 }
                 touched.sort_unstable();
+                let ones = unknown && report.is_none() && nc == NcVector::Ones;
+                // All-ones: the same on every link however many flows use it, each side
+                // scaled to sum to 1 so that uplinks and downlinks balance.
+                let n_up = touched.partition_point(|&l| (l as usize) < ports);
+                let side = |l: u32| {
+                    let n = if (l as usize) < ports {
+                        n_up
+                    } else {
+                        touched.len() - n_up
+                    };
+                    1.0 / n as f64
+                };
                 touched
                     .iter()
-                    .map(|&l| (l, std::mem::take(&mut bytes[l as usize])))
+                    .map(|&l| {
+                        let v = std::mem::take(&mut bytes[l as usize]);
+                        (l, if ones { side(l) } else { v })
+                    })
                     .collect()
             }
         };
@@ -103,9 +153,22 @@ fn tenants_of(coflows: &[CoflowState], ports: usize, reports: &HashMap<u64, Repo
             bounded: false,
         });
         b.members.push(c);
-        b.reported.push(report.is_some());
+        b.maxmin.push(maxmin);
     }
     b
+}
+
+/// Every flow's remaining bytes, or one unit when they are unknown (finished flows 0).
+fn unit_demands(co: &CoflowState) -> Vec<f64> {
+    (co.flows.iter())
+        .map(|fl| {
+            if fl.remaining_bytes > 0.0 {
+                demand(fl.remaining_bytes)
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 impl Scheduler for TenantShare {
@@ -133,7 +196,11 @@ impl Scheduler for TenantShare {
             return Decision::none();
         };
         let reports = self.board.as_ref().map(Board::reports).unwrap_or_default();
-        let mut built = tenants_of(snap.coflows, ports, &reports);
+        if self.nc_vector == NcVector::Rates {
+            self.rates.observe(snap.now_s, snap.coflows);
+        }
+        let (nc, est) = (self.nc_vector, &self.rates);
+        let mut built = tenants_of(snap.coflows, ports, &reports, nc, est);
         if built.specs.is_empty() {
             self.publish(Shares::default());
             return Decision::none();
@@ -142,8 +209,8 @@ impl Scheduler for TenantShare {
         // fits, every coflow falls back to its own default rather than nobody being served.
         let t = match Tenants::from_sparse(links.clone(), &built.specs) {
             Ok(t) => t,
-            Err(_) if built.reported.iter().any(|&r| r) => {
-                built = tenants_of(snap.coflows, ports, &HashMap::new());
+            Err(_) if built.maxmin.iter().any(|&r| r) => {
+                built = tenants_of(snap.coflows, ports, &HashMap::new(), nc, est);
                 match Tenants::from_sparse(links, &built.specs) {
                     Ok(t) => t,
                     Err(_) => return Decision::none(),
@@ -160,7 +227,7 @@ impl Scheduler for TenantShare {
             let co = &snap.coflows[c];
             let out = &mut rates.per_coflow[c];
             let shares = t.tenants[k].links.iter().zip(&a.consumption[k]);
-            if built.reported[k] {
+            if built.maxmin[k] {
                 // Its bytes/s on each link, shared by max-min among its flows.
                 let mut budget = Budget {
                     up: vec![0.0; ports],

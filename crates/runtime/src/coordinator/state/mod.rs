@@ -71,6 +71,13 @@ impl State {
         self.rec.flows.get(&(port, flow)).map(|f| f.coflow)
     }
 
+    /// The coflow of daemon `port`'s flow number `flow` and the port it sends to (the outside
+    /// port, one past the daemons, for a receiver outside the daemon set).
+    pub fn flow_ends(&self, port: usize, flow: u64) -> Option<(u64, usize)> {
+        let f = self.rec.flows.get(&(port, flow))?;
+        Some((f.coflow, f.dst.unwrap_or(self.rec.daemons.len())))
+    }
+
     /// The fabric the scheduler sees: one port per daemon ever registered, then the outside.
     pub fn fabric(&self) -> coflowkit_model::Fabric {
         self.rec.fabric()
