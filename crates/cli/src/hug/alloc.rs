@@ -120,12 +120,27 @@ pub fn run(a: AllocArgs) -> Result<()> {
 }
 
 fn tenants(input: Input) -> Result<Tenants> {
-    let n = match (&input.capacities, input.ports, input.tenants.first()) {
-        (Some(c), _, _) => c.len(),
-        (None, Some(p), _) => 2 * p,
-        (None, None, Some(t)) => t.vector.len(),
-        (None, None, None) => 0,
+    if input.tenants.is_empty() {
+        anyhow::bail!("no tenants: an allocation needs at least one");
+    }
+    let n = match (&input.capacities, input.ports) {
+        (Some(c), _) => c.len(),
+        (None, Some(p)) => p.saturating_mul(2),
+        (None, None) => input.tenants[0].vector.len(),
     };
+    // Capacities made here (1 per link) are only as many as a tenant's vector lists, so a
+    // declared "ports" costs nothing the file does not hold.
+    if let (None, Some(p)) = (&input.capacities, input.ports) {
+        if let Some(t) = input.tenants.iter().find(|t| t.vector.len() != n) {
+            anyhow::bail!(
+                "tenant '{}': vector has {} entries, but \"ports\": {p} means {} links (one \
+                 entry per uplink, then per downlink)",
+                t.name,
+                t.vector.len(),
+                2 * p as u128
+            );
+        }
+    }
     let caps = input.capacities.unwrap_or_else(|| vec![1.0; n]);
     let links = match input.ports {
         Some(p) => Links::fabric(p, caps)?,
