@@ -45,7 +45,7 @@ impl Links {
 
     /// A `ports`-port fabric: `capacities` lists the uplinks then the downlinks.
     pub fn fabric(ports: usize, capacities: Vec<f64>) -> Result<Self, TenantError> {
-        if capacities.len() != 2 * ports {
+        if ports.checked_mul(2) != Some(capacities.len()) {
             return Err(TenantError::PortsMismatch {
                 ports,
                 got: capacities.len(),
