@@ -7,7 +7,7 @@ use coflowkit_simcmd::{report, sim};
 
 pub fn run(args: SimArgs) -> Result<()> {
     let path = args.workload.trace_path();
-    let trace = coflowkit_model::trace::read_path(&path)?;
+    let trace = args.workload.read(&path)?;
     let done = sim::execute(&args, &path, trace)?;
     outln!(
         "{}: {} coflows, {} flows, {} ports{}",

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError};
-use coflowkit_model::trace::{self, stats::TraceStats, Format};
+use coflowkit_model::trace::{self, stats::TraceStats, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
 
 use crate::fabric_args::default_trace_path;
@@ -21,12 +21,16 @@ pub enum TraceCmd {
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        limit: FlowLimit,
     },
     /// Rewrite a trace in the other format (or the same one, normalized)
     Convert {
         file: PathBuf,
         #[command(flatten)]
         out: OutArgs,
+        #[command(flatten)]
+        limit: FlowLimit,
     },
     /// Generate a synthetic workload
     #[command(subcommand)]
@@ -54,6 +58,8 @@ pub enum GenCmd {
         seed: u64,
         #[command(flatten)]
         out: OutArgs,
+        #[command(flatten)]
+        limit: FlowLimit,
     },
     /// The Facebook trace resampled: more coflows, a higher load, a larger fabric
     Fb {
@@ -73,7 +79,41 @@ pub enum GenCmd {
         seed: u64,
         #[command(flatten)]
         out: OutArgs,
+        #[command(flatten)]
+        limit: FlowLimit,
     },
+}
+
+/// The most flows a trace read or written may hold.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct FlowLimit {
+    /// The most flows a trace may hold (a coflow-benchmark line of M mappers and R reducers is
+    /// M x R flows): a trace implying more is refused before they are made, and a generated one
+    /// is not written
+    #[arg(long, default_value_t = DEFAULT_MAX_FLOWS, value_name = "N")]
+    pub max_flows: u64,
+}
+
+impl FlowLimit {
+    fn read(&self, path: &std::path::Path) -> Result<Trace> {
+        Ok(trace::read_path_with(
+            path,
+            &ReadOptions::with_max_flows(self.max_flows),
+        )?)
+    }
+
+    /// A generated trace, unless the readers would refuse it for its flows.
+    fn check(&self, t: Trace) -> Result<Trace> {
+        let flows = t.flows() as u64;
+        if flows > self.max_flows {
+            anyhow::bail!(
+                "the generated trace has {flows} flows, over the limit of {} a trace may hold \
+                 (--max-flows; the readers would refuse it): ask for fewer --coflows",
+                self.max_flows
+            );
+        }
+        Ok(t)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -111,9 +151,9 @@ impl OutArgs {
 
 pub fn run(cmd: TraceCmd) -> Result<()> {
     match cmd {
-        TraceCmd::Stats { file, json } => {
+        TraceCmd::Stats { file, json, limit } => {
             let path = file.unwrap_or_else(default_trace_path);
-            let t = trace::read_path(&path)?;
+            let t = limit.read(&path)?;
             let s = TraceStats::of(&t);
             if json {
                 outln!("{}", serde_json::to_string_pretty(&s)?)?;
@@ -122,7 +162,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 out!("{s}")?;
             }
         }
-        TraceCmd::Convert { file, out } => out.write(&trace::read_path(&file)?)?,
+        TraceCmd::Convert { file, out, limit } => out.write(&limit.read(&file)?)?,
         TraceCmd::Gen(GenCmd::Custom {
             ports,
             coflows,
@@ -130,8 +170,8 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             mean_interarrival_ms,
             seed,
             out,
+            limit,
         }) => {
-            crate::fabric_args::check_pair_tables(std::path::Path::new("--ports"), ports as u64)?;
             check_gen_size(coflows, 1.0)?;
             let spec = CustomSpec {
                 ports,
@@ -144,7 +184,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 mean_interarrival_ms,
                 seed,
             };
-            out.write(&spec.generate().map_err(flag_error)?)?;
+            out.write(&limit.check(spec.generate().map_err(flag_error)?)?)?;
         }
         TraceCmd::Gen(GenCmd::Fb {
             base,
@@ -153,8 +193,9 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             ports,
             seed,
             out,
+            limit,
         }) => {
-            let base = trace::read_path(&base.unwrap_or_else(default_trace_path))?;
+            let base = limit.read(&base.unwrap_or_else(default_trace_path))?;
             let per_coflow = base.flows() as f64 / base.coflows.len().max(1) as f64;
             check_gen_size(coflows, per_coflow)?;
             let spec = FbScaleSpec {
@@ -163,7 +204,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 ports,
                 seed,
             };
-            out.write(&spec.generate(&base).map_err(flag_error)?)?;
+            out.write(&limit.check(spec.generate(&base).map_err(flag_error)?)?)?;
         }
     }
     Ok(())

@@ -379,7 +379,7 @@ fn hug_ports_past_the_bound_are_refused() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("\"ports\": 9223372036854775808 is more than 1000000"),
+        err.contains("\"ports\": 9223372036854775808 means 18446744073709551616 links"),
         "{err}"
     );
 }

@@ -150,17 +150,14 @@ fn huge_declared_sizes_endless_files_and_zero_counts_are_refused() {
     for (a, b) in (w["results"].as_array().unwrap().iter()).zip(n["results"].as_array().unwrap()) {
         assert_eq!(a["coflows"], b["coflows"]);
     }
-    // Many ports in use still need the dense tables: refused up front with the estimate.
+    // Many ports in use: the pair tables are hashed past 2,048 ports (8,001 were refused
+    // for their 2.6 GB of dense tables).
     let mappers: Vec<String> = (0..8000).map(|p| p.to_string()).collect();
     let line = format!("8001 1\n1 0 8000 {} 1 8000:1.0\n", mappers.join(" "));
     let t = write(dir.path(), "used.txt", &line);
     let out = coflowkit(&["sim", "--trace", &t, "-s", "fifo"]);
-    assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("8001 ports in use") && err.contains("GB") && err.contains("limit"),
-        "{err}"
-    );
+    assert!(out.status.success(), "{err}");
     let out = coflowkit(&["sim", "--trace", "/dev/zero", "-s", "fifo"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -221,7 +218,7 @@ fn huge_matrices_and_generated_sizes_are_refused_up_front() {
     // and wrote messages the protocol cannot count (a panic); absurd rates stalled the
     // simulator with an error that blamed the scheduler.
     for (args, says) in [
-        (vec!["shuffle", "gen", "--nodes", "100000"], "16384 nodes"),
+        (vec!["shuffle", "gen", "--nodes", "100000"], "6000 nodes"),
         (
             vec![
                 "shuffle",

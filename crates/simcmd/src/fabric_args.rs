@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 use coflowkit_model::fabric_file::read_port_rates;
-use coflowkit_model::trace::read_path;
+use coflowkit_model::trace::{read_path_with, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_model::{Fabric, Trace};
 
@@ -27,6 +27,10 @@ pub struct WorkloadArgs {
     /// Replay only the first N coflows (by arrival) of the trace
     #[arg(long, value_name = "N")]
     pub coflows: Option<usize>,
+    /// The most flows the trace may hold (a coflow-benchmark line of M mappers and R reducers
+    /// is M x R flows); a trace implying more is refused before they are made
+    #[arg(long, default_value_t = DEFAULT_MAX_FLOWS, value_name = "N")]
+    pub max_flows: u64,
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -40,8 +44,16 @@ impl WorkloadArgs {
 
     pub fn load(&self) -> Result<(PathBuf, Trace, Fabric)> {
         let path = self.trace_path();
-        let (trace, fabric) = self.prepare(&path, read_path(&path)?)?;
+        let (trace, fabric) = self.prepare(&path, self.read(&path)?)?;
         Ok((path, trace, fabric))
+    }
+
+    /// The trace at `path`, read within `--max-flows`.
+    pub fn read(&self, path: &Path) -> Result<Trace> {
+        Ok(read_path_with(
+            path,
+            &ReadOptions::with_max_flows(self.max_flows),
+        )?)
     }
 
     /// A trace read from `path` (or made elsewhere, `path` naming it) as the flags ask for it:
@@ -65,7 +77,6 @@ impl WorkloadArgs {
                 trace.ports
             );
         }
-        check_pair_tables(path, trace.ports as u64)?;
         let fabric = match (&used, &self.port_rates) {
             (Some(used), Some(file)) => {
                 if declared > MAX_DECLARED_WITH_RATES {
@@ -119,30 +130,3 @@ pub fn default_trace_path() -> PathBuf {
 /// The most ports a trace may declare when `--port-rates` gives their rates (a rate is read
 /// for each, 17 bytes per port).
 const MAX_DECLARED_WITH_RATES: u32 = 1 << 24;
-
-/// The simulator and the schedulers keep dense tables per (source, destination) port pair;
-/// about this many bytes per pair, summed over them.
-const PAIR_TABLE_BYTES: u64 = 40;
-/// The most memory those tables may take; a trace declaring more ports is refused up front
-/// (rather than aborting on allocation) with the estimate.
-pub const MAX_PAIR_TABLES_BYTES: u64 = 2 << 30;
-
-/// Refuse `ports` whose per-pair tables would need more than [`MAX_PAIR_TABLES_BYTES`].
-pub fn check_pair_tables(path: &Path, ports: u64) -> Result<()> {
-    let need = ports
-        .checked_mul(ports)
-        .and_then(|p| p.checked_mul(PAIR_TABLE_BYTES))
-        .unwrap_or(u64::MAX);
-    if need > MAX_PAIR_TABLES_BYTES {
-        anyhow::bail!(
-            "{}: {ports} ports in use: the simulator's per-port-pair tables would \
-             need about {:.1} GB ({ports}^2 pairs x {PAIR_TABLE_BYTES} bytes), over the limit of \
-             {:.1} GB (at most {} ports)",
-            path.display(),
-            need as f64 / 1e9,
-            MAX_PAIR_TABLES_BYTES as f64 / 1e9,
-            ((MAX_PAIR_TABLES_BYTES / PAIR_TABLE_BYTES) as f64).sqrt() as u64
-        );
-    }
-    Ok(())
-}

@@ -5,6 +5,10 @@ use anyhow::{bail, Context, Result};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_sched::select::Policy;
 
+/// The most nodes the `fetch` commands take (`--nodes`, the counts of `--rates`): per-node
+/// tables of some tens of bytes stay well under a GB.
+pub const MAX_NODES: usize = 1 << 24;
+
 /// Node capacities in bits per second from `RATE[:COUNT],...` (COUNT nodes at RATE, in order).
 pub fn parse_rates(text: &str) -> Result<Vec<f64>> {
     let mut out = Vec::new();
@@ -24,7 +28,15 @@ pub fn parse_rates(text: &str) -> Result<Vec<f64>> {
         };
         let bps =
             parse_rate_bps(rate).with_context(|| format!("--rates item {} `{item}`", i + 1))?;
-        out.resize(out.len() + count, bps);
+        let total = out.len().saturating_add(count);
+        if total > MAX_NODES {
+            bail!(
+                "--rates item {} `{item}`: {total} nodes so far, more than the {MAX_NODES} the \
+                 simulation takes",
+                i + 1
+            );
+        }
+        out.resize(total, bps);
     }
     Ok(out)
 }
@@ -39,6 +51,9 @@ pub fn node_rates(
     let text = rates.unwrap_or("1gbit");
     let single = !text.contains(',') && !text.contains(':');
     let mut v = parse_rates(text)?;
+    if let Some(n) = nodes.filter(|&n| n > MAX_NODES) {
+        bail!("--nodes {n}: more than the {MAX_NODES} nodes the simulation takes");
+    }
     if single {
         v = vec![v[0]; nodes.unwrap_or(default_nodes)];
     }

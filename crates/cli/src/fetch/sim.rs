@@ -9,7 +9,7 @@ use clap::Args;
 use coflowkit_flowsim::pull::{
     from_trace, simulate_pull, Job, LocalFetch, PullOptions, PullOutput, SyntheticSpec,
 };
-use coflowkit_model::trace::read_path;
+use coflowkit_model::trace::{read_path_with, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::units::MB;
 use coflowkit_model::Fabric;
 use coflowkit_sched::select::{Heaviest, Policy, SelectOptions};
@@ -79,6 +79,11 @@ pub struct FetchSimArgs {
     /// With --trace: only the first N coflows by arrival
     #[arg(long, value_name = "N")]
     pub coflows: Option<usize>,
+    /// The most fetches a run may hold: with --trace, the flows the trace may hold (a
+    /// coflow-benchmark line of M mappers and R reducers is M x R flows); synthetic, jobs x
+    /// reducers x nodes x maps per node. More is refused up front
+    #[arg(long, default_value_t = DEFAULT_MAX_FLOWS, value_name = "N")]
+    pub max_flows: u64,
     /// Write {"config", "results": [{"policy", "shuffle_time_s", "avg_task_rate_bps", ...}]}
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -132,26 +137,74 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
     if !(args.job_gap >= 0.0 && args.job_gap.is_finite()) {
         bail!("--job-gap must be a non-negative number of seconds");
     }
-    let trace = match &args.trace {
+    // Per-node tables scale with the ports a trace's coflows use, not those it declares.
+    let (trace, used) = match &args.trace {
         Some(p) => {
-            let mut t = read_path(p)?;
+            let mut t = read_path_with(p, &ReadOptions::with_max_flows(args.max_flows))?;
             t.coflows
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             if let Some(n) = args.coflows {
                 t.coflows.truncate(n);
             }
-            Some(t)
+            let declared = t.ports;
+            let used = t.compact_ports();
+            if used.is_some() {
+                eprintln!(
+                    "{}: {declared} ports declared, {} used: the simulation numbers those 0..{} \
+                     in order",
+                    p.display(),
+                    t.ports,
+                    t.ports
+                );
+            }
+            (Some(t), used.map(|u| (declared, u)))
         }
-        None => None,
+        None => (None, None),
     };
-    let default_nodes = trace.as_ref().map_or(16, |t| t.ports as usize);
-    let bps = node_rates(args.rates.as_deref(), args.nodes, default_nodes)?;
+    let bps = match (&trace, &used) {
+        (Some(t), Some((declared, used))) => {
+            // `--rates`/`--nodes` describe the declared ports; one plain rate needs no list.
+            let single = (args.rates.as_deref()).is_none_or(|r| !r.contains([',', ':']));
+            if single && args.nodes.is_none_or(|n| n == *declared as usize) {
+                node_rates(args.rates.as_deref(), None, t.ports as usize)?
+            } else {
+                let all = node_rates(args.rates.as_deref(), args.nodes, *declared as usize)?;
+                if all.len() != *declared as usize {
+                    bail!(
+                        "--rates describes {} nodes but the trace declares {declared} ports",
+                        all.len()
+                    );
+                }
+                used.iter().map(|&p| all[p as usize]).collect()
+            }
+        }
+        _ => {
+            let default_nodes = trace.as_ref().map_or(16, |t| t.ports as usize);
+            node_rates(args.rates.as_deref(), args.nodes, default_nodes)?
+        }
+    };
     let n = bps.len();
     if let Some(t) = &trace {
         if n != t.ports as usize {
             bail!(
                 "--rates describes {n} nodes but the trace has {} ports",
                 t.ports
+            );
+        }
+    } else {
+        // The synthetic workload is every reducer fetching from every map output.
+        let reducers = args.reducers.unwrap_or(n as u32);
+        let fetches = [args.jobs, reducers, args.maps_per_node]
+            .iter()
+            .try_fold(n as u64, |acc, &k| acc.checked_mul(u64::from(k)));
+        if fetches.is_none_or(|f| f > args.max_flows) {
+            bail!(
+                "{} jobs x {reducers} reducers x {n} nodes x {} maps per node = {} fetches, over \
+                 the limit of {} (--max-flows)",
+                args.jobs,
+                args.maps_per_node,
+                fetches.map_or("more than 2^64".to_string(), |f| f.to_string()),
+                args.max_flows
             );
         }
     }

@@ -20,8 +20,6 @@ use crate::read_limited::read_limited;
 
 /// Largest `--vectors` file read (bytes).
 pub const MAX_VECTORS_BYTES: u64 = 256 << 20;
-/// Most ports of a fabric given without capacities (each gets 2 links of capacity 1).
-pub const MAX_PORTS: usize = 1_000_000;
 
 #[derive(Args)]
 pub struct AllocArgs {
@@ -128,15 +126,27 @@ pub fn run(a: AllocArgs) -> Result<()> {
 }
 
 fn tenants(input: Input) -> Result<Tenants> {
-    let n = match (&input.capacities, input.ports, input.tenants.first()) {
-        (Some(c), _, _) => c.len(),
-        (None, Some(p), _) => match p.checked_mul(2) {
-            Some(links) if p <= MAX_PORTS => links,
-            _ => anyhow::bail!("\"ports\": {p} is more than {MAX_PORTS}"),
-        },
-        (None, None, Some(t)) => t.vector.len(),
-        (None, None, None) => 0,
+    if input.tenants.is_empty() {
+        anyhow::bail!("no tenants: an allocation needs at least one");
+    }
+    let n = match (&input.capacities, input.ports) {
+        (Some(c), _) => c.len(),
+        (None, Some(p)) => p.saturating_mul(2),
+        (None, None) => input.tenants[0].vector.len(),
     };
+    // Capacities made here (1 per link) are only as many as a tenant's vector lists, so a
+    // declared "ports" costs nothing the file does not hold.
+    if let (None, Some(p)) = (&input.capacities, input.ports) {
+        if let Some(t) = input.tenants.iter().find(|t| t.vector.len() != n) {
+            anyhow::bail!(
+                "tenant '{}': vector has {} entries, but \"ports\": {p} means {} links (one \
+                 entry per uplink, then per downlink)",
+                t.name,
+                t.vector.len(),
+                2 * p as u128
+            );
+        }
+    }
     let caps = input.capacities.unwrap_or_else(|| vec![1.0; n]);
     let links = match input.ports {
         Some(p) => Links::fabric(p, caps)?,

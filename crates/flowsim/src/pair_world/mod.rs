@@ -26,6 +26,7 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use coflowkit_model::{Fabric, Trace};
+use coflowkit_sched::alloc::pair_index::{PairIndex, NONE};
 use coflowkit_sched::alloc::Demand;
 use coflowkit_sched::alloc::LevelAnswer;
 use coflowkit_sched::{DecisionClock, PairRater, PairShare};
@@ -212,12 +213,11 @@ impl Pair {
     }
 }
 
-/// The pairs, found by `index[src * ports + dst]`, their predictions, what the policy sees
+/// The pairs, found by `index` (dense or hashed by the fabric's size), their predictions, what the policy sees
 /// of them, and the loads they put on the ports.
 struct Pairs {
     share: PairShare,
-    ports: usize,
-    index: Vec<u32>,
+    index: PairIndex,
     list: Vec<Pair>,
     /// Per pair: bumped at every new prediction, so older ones are stale (apart from `list`:
     /// the sweeps and pops read only these).
@@ -237,8 +237,6 @@ struct Pairs {
     clocks: Option<Clocks>,
 }
 
-const NONE: u32 = u32::MAX;
-
 impl Pairs {
     /// A flow of `bytes` from `coflow` joins its pair at `now`. Flows left there with dust end
     /// first (through `done`): under `Remaining` they would otherwise wait for the newcomer.
@@ -251,16 +249,17 @@ impl Pairs {
         coflow: u32,
         done: impl FnMut(u32),
     ) {
-        let k = src as usize * self.ports + dst as usize;
-        if self.index[k] == NONE {
-            self.index[k] = self.list.len() as u32;
+        let mut i = self.index.get(src, dst);
+        if i == NONE {
+            i = self.list.len() as u32;
+            self.index.set(src, dst, i);
             self.list.push(Pair::new(src, dst, now));
             self.stamps.push(0);
-        } else if self.list[self.index[k] as usize].members.is_empty() {
+        } else if self.list[i as usize].members.is_empty() {
             self.closed -= 1;
         }
-        self.detach(self.index[k] as usize, now);
-        let p = &mut self.list[self.index[k] as usize];
+        self.detach(i as usize, now);
+        let p = &mut self.list[i as usize];
         p.bring(self.share, now);
         p.settle(self.share, now, done);
         if p.members.is_empty() {
@@ -358,11 +357,11 @@ impl Pairs {
                 i += 1;
                 continue;
             }
-            self.index[p.src as usize * self.ports + p.dst as usize] = NONE;
+            self.index.set(p.src, p.dst, NONE);
             self.list.swap_remove(i);
             self.stamps.swap_remove(i);
             if let Some(moved) = self.list.get(i) {
-                self.index[moved.src as usize * self.ports + moved.dst as usize] = i as u32;
+                self.index.set(moved.src, moved.dst, i as u32);
             }
         }
         self.closed = 0;
@@ -515,8 +514,7 @@ pub(crate) fn simulate(
     let ports = fabric.ports();
     let mut pairs = Pairs {
         share,
-        ports,
-        index: vec![NONE; ports * ports],
+        index: PairIndex::new(ports),
         list: Vec::new(),
         stamps: Vec::new(),
         closed: 0,

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::error::{Field, TraceError, TraceErrorKind, WriteError};
-use super::lines::{read_lines, Line};
+use super::lines::{read_lines, FlowBudget, Line};
 use super::num::{arrival_s_of_ms, flow_bytes, ms_for, reducer_mb_for};
 use crate::coflow::{Coflow, Flow, Trace};
 
@@ -25,10 +25,15 @@ const FORMAT: &str = "coflow-benchmark";
 const EQUAL_SPLIT_TOLERANCE: f64 = 1e-9;
 
 pub fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
-    read_lines(text, file, parse_line)
+    parse_limited(text, file, super::DEFAULT_MAX_FLOWS)
 }
 
-fn parse_line(line: &mut Line, ports: u32) -> Result<Coflow, TraceError> {
+/// [`parse`], holding at most `max_flows` flows.
+pub fn parse_limited(text: &str, file: &str, max_flows: u64) -> Result<Trace, TraceError> {
+    read_lines(text, file, max_flows, parse_line)
+}
+
+fn parse_line(line: &mut Line, ports: u32, budget: FlowBudget) -> Result<Coflow, TraceError> {
     let (_, id) = line.id("coflow id")?;
     let (_, ms) = line.ms("arrival ms")?;
 
@@ -43,6 +48,11 @@ fn parse_line(line: &mut Line, ports: u32) -> Result<Coflow, TraceError> {
     }
 
     let (count_field, r) = line.count("reducer count")?;
+    // The line is short; the flows it implies are not.
+    let flows = (m as u64).checked_mul(r as u64);
+    budget.check(line, &count_field, flows, || {
+        format!("{m} mappers x {r} reducers")
+    })?;
     line.expect_remaining(r, "reducer port:MB", &count_field, r, "reducers")?;
     seen.clear();
     let mut reducers = Vec::with_capacity(r);

@@ -85,6 +85,15 @@ pub enum TraceErrorKind {
         declared: usize,
         why: String,
     },
+    /// `flows` is `None` when the count passes u64.
+    #[error("{field}: {} flows ({how}), after {before} flows in the coflows before it: over the limit of {max} flows a trace may hold (about {} bytes each to read, more to simulate); raise it with --max-flows", flows.map_or_else(|| "more than 2^64".to_string(), |f| f.to_string()), super::FLOW_BYTES)]
+    TooManyFlows {
+        field: Field,
+        how: String,
+        flows: Option<u64>,
+        before: u64,
+        max: u64,
+    },
     #[error("{field}: unexpected trailing token `{token}`")]
     TrailingTokens { field: Field, token: String },
     #[error("unknown trace format: {0}")]

@@ -160,6 +160,36 @@ impl<'a> Line<'a> {
     }
 }
 
+/// How many flows the coflows read so far hold, and the most the trace may hold.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FlowBudget {
+    pub used: u64,
+    pub max: u64,
+}
+
+impl FlowBudget {
+    /// Fails, blaming `field`, unless `flows` more (`None`: past u64) fit; `how` says where
+    /// the count comes from (`30000 mappers x 30000 reducers`). Called before any flow is made.
+    pub fn check(
+        &self,
+        line: &Line,
+        field: &Field,
+        flows: Option<u64>,
+        how: impl FnOnce() -> String,
+    ) -> Result<(), TraceError> {
+        match flows.and_then(|f| f.checked_add(self.used)) {
+            Some(total) if total <= self.max => Ok(()),
+            _ => Err(line.err(TraceErrorKind::TooManyFlows {
+                field: field.clone(),
+                how: how(),
+                flows,
+                before: self.used,
+                max: self.max,
+            })),
+        }
+    }
+}
+
 /// Non-blank lines with their 1-based numbers. Blank lines carry no data and are skipped.
 pub(crate) fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
@@ -175,8 +205,13 @@ pub(crate) fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 pub(crate) fn read_lines(
     text: &str,
     file: &str,
-    mut parse_line: impl FnMut(&mut Line, u32) -> Result<Coflow, TraceError>,
+    max_flows: u64,
+    mut parse_line: impl FnMut(&mut Line, u32, FlowBudget) -> Result<Coflow, TraceError>,
 ) -> Result<Trace, TraceError> {
+    let mut budget = FlowBudget {
+        used: 0,
+        max: max_flows,
+    };
     let mut lines = data_lines(text);
     let (header_no, header) = lines
         .next()
@@ -189,7 +224,8 @@ pub(crate) fn read_lines(
         if coflows.len() == expected {
             return Err(line.err(TraceErrorKind::TooManyCoflows { header: expected }));
         }
-        let coflow = parse_line(&mut line, ports)?;
+        let coflow = parse_line(&mut line, ports, budget)?;
+        budget.used += coflow.flows.len() as u64;
         if coflow.bytes() <= 0.0 {
             // Its CCT would be 0, and every speed-up or slowdown with it 0/0.
             return Err(line.err(TraceErrorKind::EmptyCoflow {

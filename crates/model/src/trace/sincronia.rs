@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use super::error::{Field, TraceError, TraceErrorKind, WriteError};
-use super::lines::{read_lines, Line};
+use super::lines::{read_lines, FlowBudget, Line};
 use super::num::{arrival_s_of_ms, ms_for};
 use crate::coflow::{Coflow, Flow, Trace};
 use crate::units::MB;
@@ -37,16 +37,36 @@ pub enum DeclaredCounts {
 }
 
 pub fn parse(text: &str, file: &str, counts: DeclaredCounts) -> Result<Trace, TraceError> {
-    read_lines(text, file, |line, ports| parse_line(line, ports, counts))
+    parse_limited(text, file, counts, super::DEFAULT_MAX_FLOWS)
 }
 
-fn parse_line(line: &mut Line, ports: u32, counts: DeclaredCounts) -> Result<Coflow, TraceError> {
+/// [`parse`], holding at most `max_flows` flows.
+pub fn parse_limited(
+    text: &str,
+    file: &str,
+    counts: DeclaredCounts,
+    max_flows: u64,
+) -> Result<Trace, TraceError> {
+    read_lines(text, file, max_flows, |line, ports, budget| {
+        parse_line(line, ports, counts, budget)
+    })
+}
+
+fn parse_line(
+    line: &mut Line,
+    ports: u32,
+    counts: DeclaredCounts,
+    budget: FlowBudget,
+) -> Result<Coflow, TraceError> {
     let (_, id) = line.id("coflow id")?;
     let (_, ms) = line.ms("arrival ms")?;
     let (flows_field, n) = line.count("flow count")?;
     let (src_field, n_src) = line.count("source count")?;
     let (dst_field, n_dst) = line.count("destination count")?;
-    // Saturating: a count near 2^64 cannot be met by any line, and must not overflow.
+    budget.check(line, &flows_field, Some(n as u64), || {
+        "as many `src dst MB` triples".to_string()
+    })?;
+    // Three tokens a flow; a count past usize / 3 cannot be on the line.
     let tokens = n.saturating_mul(3);
     line.expect_remaining(tokens, "flow `src dst MB`", &flows_field, n, "flows")?;
     let mut flows = Vec::with_capacity(n);

@@ -368,3 +368,65 @@ fn unwritable_coflows_name_their_id() {
         assert!(e.contains("1-port fabric"), "{e}");
     }
 }
+
+// ---- the flow limit ----
+
+#[test]
+fn flows_implied_past_the_limit_are_refused_before_they_are_made() {
+    // 457 KB of text, 900 million flows (14 GB as `Flow`s): refused on its count alone.
+    let n = 30_000;
+    let mut text = format!("{n} 1\n1 0 {n}");
+    (0..n).for_each(|p| text.push_str(&format!(" {p}")));
+    text.push_str(&format!(" {n}"));
+    (0..n).for_each(|p| text.push_str(&format!(" {p}:1.0")));
+    let field = format!("field {} (reducer count)", n + 4);
+    let e = fails(
+        &text,
+        2,
+        &field,
+        "900000000 flows (30000 mappers x 30000 reducers)",
+    );
+    assert!(
+        e.contains(&format!("limit of {DEFAULT_MAX_FLOWS} flows")),
+        "{e}"
+    );
+    assert!(e.contains("--max-flows"), "{e}");
+
+    // The limit counts the whole trace, and a product past u64 is no panic.
+    let two = "4 2\n1 0 2 0 1 2 2:1 3:1\n2 5 1 0 1 1:1\n";
+    let at = |max| parse_str_with(two, "bad.txt", &ReadOptions::with_max_flows(max));
+    assert_eq!(at(5).unwrap().flows(), 5);
+    fails_with(
+        two,
+        3,
+        "field 5 (reducer count)",
+        "1 flows (1 mappers x 1 reducers), after 4 flows",
+        &ReadOptions::with_max_flows(4),
+    );
+    fails(
+        "4 1\n1 0 2 0 1 18446744073709551615 1:1\n",
+        2,
+        "field 6 (reducer count)",
+        "more than 2^64 flows",
+    );
+}
+
+#[test]
+fn sincronia_flow_counts_past_the_limit_or_usize_are_refused() {
+    // `3 x count` used to overflow (a panic) before the line length was checked.
+    fails(
+        "4 2\n1 0 2 2 2 0 1 10 1 2 5\n2 50 18446744073709551615 1 1 2 3 4\n",
+        3,
+        "field 3 (flow count)",
+        "18446744073709551615 flows",
+    );
+    let one = "4 1\n1 0 2 2 2 0 1 10 1 2 5\n";
+    fails_with(
+        one,
+        2,
+        "field 3 (flow count)",
+        "2 flows",
+        &ReadOptions::with_max_flows(1),
+    );
+    assert!(parse_str_with(one, "f", &ReadOptions::with_max_flows(2)).is_ok());
+}

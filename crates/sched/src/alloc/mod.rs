@@ -3,6 +3,7 @@
 pub mod budget;
 pub(crate) mod levels;
 pub mod madd;
+pub mod pair_index;
 pub mod pairs;
 pub mod portbits;
 pub(crate) mod refill;
@@ -11,6 +12,7 @@ pub mod waterfill;
 
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
+pub use pair_index::PairIndex;
 pub use pairs::{fill_coflows, PairFill};
 pub(crate) use refill::{Drift, Refill};
 pub use refill::{LevelAnswer, NO_BOTTLENECK};

@@ -4,13 +4,14 @@
 //! tenth as many active pairs, and the filling cost follows the pairs.
 
 use super::budget::Budget;
+use super::pair_index::{PairIndex, NONE};
 use super::waterfill::{Demand, WaterFill};
 use crate::state::{CoflowState, FlowState, Rates};
 
 #[derive(Debug, Default, Clone)]
 pub struct PairFill {
-    /// `index[src * ports + dst]`: the pair's demand, or `u32::MAX`.
-    index: Vec<u32>,
+    /// Each pair's demand, or [`NONE`]; dense or hashed by the fabric's size.
+    index: PairIndex,
     demands: Vec<Demand>,
     pair_of: Vec<u32>,
     pair_rates: Vec<f64>,
@@ -31,8 +32,8 @@ pub fn fill_coflows(
     mut weight: impl FnMut(usize, &FlowState) -> Option<f64>,
 ) {
     let ports = budget.up.len();
-    if pf.index.len() != ports * ports {
-        pf.index = vec![u32::MAX; ports * ports];
+    if pf.index.ports() != ports {
+        pf.index = PairIndex::new(ports);
     }
     pf.demands.clear();
     pf.pair_of.clear();
@@ -44,17 +45,18 @@ pub fn fill_coflows(
                 pf.out.push(0.0);
                 continue;
             };
-            let slot = &mut pf.index[f.src as usize * ports + f.dst as usize];
-            if *slot == u32::MAX {
-                *slot = pf.demands.len() as u32;
+            let mut slot = pf.index.get(f.src, f.dst);
+            if slot == NONE {
+                slot = pf.demands.len() as u32;
+                pf.index.set(f.src, f.dst, slot);
                 pf.demands.push(Demand {
                     src: f.src,
                     dst: f.dst,
                     weight: 0.0,
                 });
             }
-            pf.demands[*slot as usize].weight += w;
-            pf.pair_of.push(*slot);
+            pf.demands[slot as usize].weight += w;
+            pf.pair_of.push(slot);
             pf.out.push(w);
         }
     }
@@ -77,8 +79,13 @@ pub fn fill_coflows(
             };
         }
     }
-    for d in &pf.demands {
-        pf.index[d.src as usize * ports + d.dst as usize] = u32::MAX;
+    // Dense: unset the pairs used (not ports² entries); hashed: drop them all at once.
+    if matches!(pf.index, PairIndex::Dense { .. }) {
+        for d in &pf.demands {
+            pf.index.set(d.src, d.dst, NONE);
+        }
+    } else {
+        pf.index.clear_sparse();
     }
 }
 

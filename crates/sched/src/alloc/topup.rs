@@ -23,7 +23,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
 use super::budget::Budget;
+use super::pair_index::dense_for;
 use super::portbits::{ones, PortBits};
 use crate::state::{CoflowState, Rates};
 
@@ -65,6 +69,11 @@ fn key(rank: u32, flow: u32) -> Key {
     (rank as u64) << 32 | flow as u64
 }
 
+/// A pair's key in [`TopUp::slots`].
+fn pair_key(src: u32, dst: u32) -> u64 {
+    (src as u64) << 32 | dst as u64
+}
+
 /// The flows of the last decision indexed by port pair, in priority order.
 #[derive(Debug, Default, Clone)]
 pub struct TopUp {
@@ -85,8 +94,12 @@ pub struct TopUp {
     /// `order`, that of its head or an earlier (finished) flow of its group (a dense row per
     /// port, so a scan of a port's peers reads one cache-friendly row).
     head_key: [Vec<Key>; 2],
-    /// Per side and port: the peers it still has unfinished flows towards.
+    /// Per side and port: the peers it still has unfinished flows towards (dense only).
     live: [PortBits; 2],
+    /// Past [`dense_for`]'s ports, the pair arrays (`head`, `tail`, `head_key`) hold a slot
+    /// per pair in use, found here by `src << 32 | dst` (both sides share it), and the scans
+    /// read a port's live peers from `order` instead of `live`: memory by the pairs used.
+    slots: Option<HashMap<u64, u32>>,
     /// Per side and port: those peers as (key at the pair's head, peer), sorted by key.
     order: [Vec<Vec<(Key, u32)>>; 2],
     /// Per side: the ports with spare capacity (above the floor).
@@ -177,6 +190,14 @@ impl TopUp {
     /// The pairs' chains and the peer orders of the coflows of `by_rank`.
     fn build_pairs(&mut self, coflows: &[CoflowState]) {
         let ports = self.ports;
+        if !dense_for(ports) {
+            return self.index_sparse_pairs(ports, coflows);
+        }
+        if self.slots.take().is_some() {
+            // Back from the sparse layout: its slots are not the dense pairs' `NIL` tails.
+            self.head.clear();
+            self.tail.clear();
+        }
         // Pair arrays are written and read only where `live` has the pair: no clearing of
         // ports² entries per decision.
         let pairs = ports * ports;
@@ -257,6 +278,62 @@ impl TopUp {
             Pending::All => {
                 self.build_pairs(coflows);
                 self.build_holders(coflows, rates);
+            }
+        }
+    }
+
+    /// [`TopUp::index_pairs`] on a fabric too large for dense pair arrays: a slot per pair in
+    /// use, handed out in order of first flow; the same chains, keys and peer orders.
+    fn index_sparse_pairs(&mut self, ports: usize, coflows: &[CoflowState]) {
+        let slots = self.slots.get_or_insert_with(HashMap::new);
+        slots.clear();
+        for side in [UP, DOWN] {
+            // No rows: only the width, which sizes a scan's `done` bits.
+            self.live[side].reset(0, ports);
+            self.open[side].reset(1, ports);
+            self.head_key[side].clear();
+            self.order[side].resize_with(ports, Vec::new);
+            self.order[side].iter_mut().for_each(Vec::clear);
+        }
+        self.head.clear();
+        self.tail.clear();
+        self.entries.clear();
+        self.next.clear();
+        for r in 0..self.by_rank.len() {
+            let ci = self.by_rank[r];
+            for (fi, f) in coflows[ci as usize].flows.iter().enumerate() {
+                let (i, k) = (self.entries.len() as u32, key(r as u32, fi as u32));
+                self.entries.push((r as u32, fi as u32));
+                self.next.push(NIL);
+                match slots.entry(pair_key(f.src, f.dst)) {
+                    Entry::Vacant(e) => {
+                        e.insert(self.head.len() as u32);
+                        self.head.push(i);
+                        self.tail.push(i);
+                        self.head_key[UP].push(k);
+                        self.head_key[DOWN].push(k);
+                        self.order[UP][f.src as usize].push((k, f.dst));
+                        self.order[DOWN][f.dst as usize].push((k, f.src));
+                    }
+                    Entry::Occupied(e) => {
+                        let s = *e.get() as usize;
+                        self.next[self.tail[s] as usize] = i;
+                        self.tail[s] = i;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where pair (`p`, `q`) of `side` keeps its head key, and where its group (the chain of
+    /// the uplink pair) keeps its head.
+    fn at(&self, side: usize, p: usize, q: usize) -> (usize, usize) {
+        let (src, dst) = if side == UP { (p, q) } else { (q, p) };
+        match &self.slots {
+            None => (p * self.ports + q, src * self.ports + dst),
+            Some(slots) => {
+                let s = slots[&pair_key(src as u32, dst as u32)] as usize;
+                (s, s)
             }
         }
     }
@@ -347,8 +424,7 @@ impl TopUp {
         p: usize,
         q: usize,
     ) -> Option<Key> {
-        let pair = p * self.ports + q;
-        let group = if side == UP { pair } else { q * self.ports + p };
+        let (pair, group) = self.at(side, p, q);
         let mut found = None;
         let mut at = self.head[group];
         while at != NIL {
@@ -378,7 +454,9 @@ impl TopUp {
                 }
                 None => {
                     list.remove(i);
-                    self.live[side].set(p, q, false);
+                    if self.slots.is_none() {
+                        self.live[side].set(p, q, false);
+                    }
                 }
             }
         }
@@ -598,6 +676,16 @@ impl TopUp {
     fn shortlist(&self, side: usize, p: usize, done: &[u64], short: &mut Shortlist) {
         let other = 1 - side;
         short.clear();
+        if self.slots.is_some() {
+            // `order` lists the live peers by key: the first that qualify are the shortlist.
+            for (k, q) in self.sparse_peers(side, p, done) {
+                if k >= short.cutoff {
+                    break;
+                }
+                short.offer((k, q));
+            }
+            return;
+        }
         for (i, &skip) in done.iter().enumerate() {
             let word = self.live[side].word(p, i) & !skip & self.open[other].word(0, i);
             for q in ones(i, word) {
@@ -618,6 +706,10 @@ impl TopUp {
         into: &mut BinaryHeap<Reverse<(Key, usize)>>,
     ) {
         let other = 1 - side;
+        if self.slots.is_some() {
+            into.extend(self.sparse_peers(side, p, done).map(Reverse));
+            return;
+        }
         for (i, &skip) in done.iter().enumerate() {
             let word = self.live[side].word(p, i) & !skip & self.open[other].word(0, i);
             for q in ones(i, word) {
@@ -626,10 +718,28 @@ impl TopUp {
         }
     }
 
+    /// Sparse layout: the live peers of `p` with spare not yet offered, by key (the key
+    /// `order` lists a pair under is its `first_key`).
+    fn sparse_peers<'a>(
+        &'a self,
+        side: usize,
+        p: usize,
+        done: &'a [u64],
+    ) -> impl Iterator<Item = (Key, usize)> + 'a {
+        let open = &self.open[1 - side];
+        self.order[side][p]
+            .iter()
+            .map(|&(k, q)| (k, q as usize))
+            .filter(move |&(_, q)| done[q / 64] >> (q % 64) & 1 == 0 && open.contains(0, q))
+    }
+
     /// The key at the head of pair (`p`, `q`), finished or not: no later than the first
     /// waiting flow's, so a test that it passes prunes nothing that could pass.
     fn first_key(&self, side: usize, p: usize, q: usize) -> Key {
-        self.head_key[side][p * self.ports + q]
+        match self.slots {
+            None => self.head_key[side][p * self.ports + q],
+            Some(_) => self.head_key[side][self.at(side, p, q).0],
+        }
     }
 }
 

@@ -10,7 +10,7 @@ pub enum TenantError {
     NoLinks,
     #[error("link {link}: capacity {value} is not a positive finite number")]
     BadCapacity { link: usize, value: f64 },
-    #[error("{ports} ports need 2 x {ports} = {} link capacities, got {got}", 2 * ports)]
+    #[error("{ports} ports need 2 x {ports} = {} link capacities, got {got}", 2 * (*ports as u128))]
     PortsMismatch { ports: usize, got: usize },
     #[error("tenant '{tenant}': vector has {got} entries, the fabric has {want} links")]
     Length {

@@ -69,21 +69,31 @@ pub fn read_normalized_matrix(path: &Path) -> Result<ShuffleMatrix, MatrixError>
     Ok(read_matrix_file(path)?.normalized())
 }
 
-/// Most nodes a matrix may have: its n^2 cells of 8 bytes stay within 2 GiB.
-pub const MAX_MATRIX_NODES: usize = 16_384;
+/// Most nodes a matrix may have. A shuffle is n^2 messages, and simulating it holds about
+/// [`SIM_BYTES_PER_MESSAGE`] per message (peak RSS of `shuffle sim`: 128 MB at 1,024 nodes,
+/// 1.7 GB at 4,096), so 6,000 nodes fit in 4 GB (about 3.6 GB); generating takes about 32
+/// bytes a message (0.53 GB at 4,096). The former 16,384 would need about 27 GB to
+/// simulate (extrapolated).
+pub const MAX_MATRIX_NODES: usize = 6_000;
+/// Bytes `shuffle sim` holds per message, about (measured at 1,024 and 4,096 nodes).
+pub const SIM_BYTES_PER_MESSAGE: f64 = 100.0;
 /// Most packets one cell (one message) may have; the protocol counts a message's packets in
 /// 32 bits with room to spare.
 pub const MAX_CELL_PACKETS: u64 = 1 << 30;
-/// Longest line read (bytes): a row of the largest matrix with 10-digit cells fits.
-const MAX_LINE_BYTES: usize = 1 << 20;
+/// Longest line read (bytes): a row of the largest matrix fits, 10-digit packet counts (66 KB)
+/// or shortest-round-trip normalized sizes (up to 25 bytes a cell, 150 KB); a file of such
+/// lines is read within 1.6 GB.
+const MAX_LINE_BYTES: usize = 256 << 10;
 
 /// Refuse a node count whose dense matrix would pass [`MAX_MATRIX_NODES`], with the estimate.
 pub fn check_nodes(n: usize) -> Result<(), String> {
     if n > MAX_MATRIX_NODES {
-        let gb = (n as f64) * (n as f64) * 8.0 / 1e9;
+        let gb = |n: f64| n * n * SIM_BYTES_PER_MESSAGE / 1e9;
         return Err(format!(
-            "{n} nodes would need about {gb:.1} GB for the n^2 matrix, over the limit of \
-             {MAX_MATRIX_NODES} nodes (2.1 GB)"
+            "{n} nodes would need about {:.1} GB to simulate their n^2 messages, over the \
+             limit of {MAX_MATRIX_NODES} nodes (about {:.1} GB)",
+            gb(n as f64),
+            gb(MAX_MATRIX_NODES as f64)
         ));
     }
     Ok(())
