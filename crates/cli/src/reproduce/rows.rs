@@ -232,9 +232,14 @@ impl Get<'_> {
 
 const ORCHESTRA: &str = "Orchestra (issue 23): broadcasts and shuffles on real processes \
 (`coflowkit broadcast`, crates/orchestra, docs/orchestra.md); not rerun by this command.";
-const HUG: &str = "HUG (issue 22): `coflowkit sim -s hug,drf,psp` and `coflowkit hug` exist \
-(docs/hug.md); the metrics these rows need (progress, isolation guarantee, utilization, \
-slowdowns of Table 7.3) are being built there; not rerun by this command.";
+const HUG: &str = "HUG (issue 22): measured with `coflowkit sim -s hug,drf,psp,fair,varys \
+--tenant-metrics` on the FB trace and a 100-coflow snapshot of it, with verdicts, in \
+docs/hug.md (\"Results: key results rows 27-32\"); not rerun by this command.";
+const HUG_TIME: &str = "HUG (issue 22): computation measured by `coflowkit hug bench` (release \
+build; docs/hug.md, \"Allocation time\"): P* (Eq 7.2) in about 1 µs at 100 machines and 2-3 ms \
+at 100,000 (under the thesis' 5 µs and 8.6 ms); all of Algorithm 6 computed centrally \
+(guarantees and every link's capped max-min, which the thesis leaves to each machine) about \
+10 µs and 30 ms. Distribution to the machines is not measured; not rerun by this command.";
 const EC2: &str = "An EC2 deployment with task-level job replay (JCT needs compute stages, which \
 no replay here has). What exists: `coflowkit replay --local 8 --netns --coflows 60 \
 --scale-bytes 0.001 -s varys,aalo,fair` on the emulated cluster, which gives varys over fair \
@@ -661,7 +666,12 @@ pub fn rows(results: &Results) -> Vec<Row> {
             "<5 µs (100 machines), 8.6 ms (100k); <10 ms, about 1 s",
         ),
     ] {
-        rows.push(not_run(n, what, thesis, HUG));
+        rows.push(not_run(
+            n,
+            what,
+            thesis,
+            if n == 32 { HUG_TIME } else { HUG },
+        ));
     }
     rows.push(not_run(
         33,
