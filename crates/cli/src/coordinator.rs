@@ -43,6 +43,20 @@ pub struct CoordinatorArgs {
     /// guarantees and caps (the thesis' enforcement) instead of pacing per-flow rates
     #[arg(long)]
     pub tenant_local: bool,
+    /// Most coflows registered at once (those rebuilt from daemons' reports included); more
+    /// are refused with RESOURCE_EXHAUSTED
+    #[arg(long, default_value_t = 8192, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub max_coflows: u32,
+    /// Most flows (gets started) one coflow may have
+    #[arg(long, default_value_t = 65_536, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub max_flows_per_coflow: u32,
+    /// Most flows one daemon may send that the coordinator records at once (until their
+    /// coflows are unregistered)
+    #[arg(long, default_value_t = 65_536, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub max_flows_per_daemon: u32,
 }
 
 pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
@@ -72,6 +86,11 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
         bail!("--tenant-local: only hug, drf and psp push guarantees and caps");
     }
     cfg.tenant_local = args.tenant_local;
+    cfg.registry = coflowkit_runtime::coordinator::state::RegistryLimits {
+        max_coflows: args.max_coflows as usize,
+        max_flows_per_coflow: args.max_flows_per_coflow as usize,
+        max_flows_per_daemon: args.max_flows_per_daemon as usize,
+    };
     Ok(cfg)
 }
 

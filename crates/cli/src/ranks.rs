@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use coflowkit_launch::{bootstrap, local, run_local, run_netns, World};
+use coflowkit_launch::{bootstrap, local, run_local, run_netns, LaunchError, World};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_shuffle::proto::GrantOptions;
 use coflowkit_testbed::ClusterOptions;
@@ -125,7 +125,7 @@ pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
             mtu: (frame > 1500).then_some(frame as u32),
         };
         let exe = std::env::current_exe().context("the current executable")?;
-        run_netns(
+        exit_if_interrupted(run_netns(
             m,
             bps / 8.0,
             &opts,
@@ -133,11 +133,23 @@ pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
             Some(timeout),
             exe.as_os_str(),
             &args,
-        )?;
+        ))?;
     } else {
-        run_local(m, session, Some(timeout), |_| local::self_command(&args))?;
+        exit_if_interrupted(run_local(m, session, Some(timeout), |_| {
+            local::self_command(&args)
+        }))?;
     }
     Ok(true)
+}
+
+/// A launcher stopped by SIGINT/SIGTERM/SIGHUP (its ranks killed and reaped, namespaces torn
+/// down) exits as the signal would have: 128 + its number, the shell's convention.
+fn exit_if_interrupted(ran: Result<(), LaunchError>) -> Result<(), LaunchError> {
+    if let Err(LaunchError::Interrupted { signal }) = ran {
+        eprintln!("interrupted by signal {signal}: all ranks stopped");
+        std::process::exit(128 + signal);
+    }
+    ran
 }
 
 /// Inside a rank: the world (after the rendezvous) and this rank's UDP endpoint.

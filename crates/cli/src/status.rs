@@ -58,13 +58,16 @@ fn render(args: StatusArgs) -> Result<String> {
             "rounds": s.rounds,
             "uptime_s": s.uptime_s,
             "last_decision_s": s.last_decision_s,
+            "daemons_omitted": s.daemons_omitted,
+            "coflows_omitted": s.coflows_omitted,
+            "flows_omitted": s.flows_omitted,
             "daemons": s.daemons.iter().map(|d| json!({
                 "addr": d.addr, "port": d.port, "nic_bytes_per_s": d.nic_bytes_per_s,
                 "connected": d.connected, "objects": d.objects,
             })).collect::<Vec<_>>(),
             "coflows": s.coflows.iter().map(|c| json!({
                 "id": c.id, "name": c.name, "ready": c.ready, "age_s": c.age_s,
-                "sent_bytes": c.sent_bytes,
+                "sent_bytes": c.sent_bytes, "flows_omitted": c.flows_omitted,
                 "dag": format!("{}.{}", c.dag_external, c.dag_internal), "parents": c.parents,
                 "flows": c.flows.iter().map(|f| json!({
                     "src": f.src, "dst": f.dst, "data_id": f.data_id, "size_bytes": f.size_bytes,
@@ -112,7 +115,7 @@ fn render(args: StatusArgs) -> Result<String> {
             if c.ready { "ready" } else { "not ready" },
             c.age_s,
             c.sent_bytes,
-            c.flows.len()
+            c.flows.len() as u64 + c.flows_omitted as u64
         )?;
         for f in &c.flows {
             writeln!(
@@ -126,6 +129,17 @@ fn render(args: StatusArgs) -> Result<String> {
                 f.bytes_per_s * 8.0 / 1e6
             )?;
         }
+        if c.flows_omitted > 0 {
+            writeln!(out, "      ... and {} more flows", c.flows_omitted)?;
+        }
+    }
+    if s.daemons_omitted > 0 || s.coflows_omitted > 0 || s.flows_omitted > 0 {
+        writeln!(
+            out,
+            "not listed (the reply is bounded to 3 MiB): {} daemons, {} coflows, {} flows; \
+             /metrics on the coordinator's --metrics-listen has the totals",
+            s.daemons_omitted, s.coflows_omitted, s.flows_omitted
+        )?;
     }
     Ok(out)
 }

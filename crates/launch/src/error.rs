@@ -53,6 +53,9 @@ pub enum LaunchError {
     },
     #[error("local launch: rank(s) {running:?} still running after {waited_s:.1} s; all stopped")]
     LocalTimeout { running: Vec<u32>, waited_s: f64 },
+    /// The launcher got this signal; every rank was killed and reaped. Exit with 128 + it.
+    #[error("interrupted by signal {signal}; all ranks stopped")]
+    Interrupted { signal: i32 },
     #[error("emulated cluster: {0}")]
     Netns(String),
     #[error("{0}")]

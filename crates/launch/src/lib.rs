@@ -6,6 +6,7 @@
 
 pub mod env;
 mod error;
+pub mod interrupt;
 pub mod local;
 pub mod netns;
 pub mod rendezvous;

@@ -1,12 +1,14 @@
 //! `--local M`: M copies of a command on this host, told their rank, the size and where rank 0
 //! waits by `COFLOWKIT_*` variables. The launcher waits for all; the first that fails stops the
-//! rest and is named in the error.
+//! rest and is named in the error; SIGINT, SIGTERM or SIGHUP to the launcher stops them all
+//! too (see [`crate::interrupt`]).
 
 use std::net::{Ipv4Addr, TcpListener};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use crate::error::io;
+use crate::interrupt::{die_with_parent, Interrupts};
 use crate::LaunchError;
 
 /// The variables a local child gets.
@@ -42,16 +44,19 @@ pub fn free_loopback_port() -> Result<u16, LaunchError> {
 
 /// Start ranks `0..size`, `command(rank)` each (the caller adds the variables of `child_env`,
 /// or wraps the command, e.g. in `ip netns exec`), and wait for all of them. If one fails, or
-/// `timeout` passes, the others are killed and the error names the rank(s).
+/// `timeout` passes, the others are killed and the error names the rank(s). A SIGINT, SIGTERM
+/// or SIGHUP meanwhile kills and reaps every rank and ends in [`LaunchError::Interrupted`].
 pub fn run_ranks(
     size: u32,
     timeout: Option<Duration>,
     mut command: impl FnMut(u32) -> Result<Command, LaunchError>,
 ) -> Result<(), LaunchError> {
     let start = Instant::now();
+    let interrupts = Interrupts::install();
     let mut children: Vec<(u32, Child)> = Vec::new();
     for rank in 0..size {
         let spawned = command(rank).and_then(|mut c| {
+            die_with_parent(&mut c);
             c.spawn()
                 .map_err(io(format!("starting rank {rank} ({:?})", c.get_program())))
         });
@@ -92,6 +97,10 @@ pub fn run_ranks(
         }
         if running.is_empty() {
             return Ok(());
+        }
+        if let Some(signal) = interrupts.caught() {
+            stop_all(&mut running);
+            return Err(LaunchError::Interrupted { signal });
         }
         if let Some(t) = timeout {
             if start.elapsed() >= t {

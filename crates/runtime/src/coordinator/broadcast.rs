@@ -20,6 +20,10 @@ use crate::proto::{BroadcastPeer, BroadcastPeersReply, BroadcastPeersRequest};
 /// Cornet's default block (spec §2.3 item 1).
 pub const DEFAULT_BLOCK_BYTES: u32 = 4 << 20;
 pub const DEFAULT_PEER_SET: u32 = 10;
+/// Most blocks one `BroadcastPeers` request may report (`got`); a daemon with more reports
+/// the rest in its next requests. Keeps one request's handling short (100,000 entries stalled
+/// the coordinator for seconds).
+pub const MAX_GOT_PER_REQUEST: usize = 4096;
 /// A broadcast where no block moved for this long while receivers wait has failed.
 pub const STALL_S: f64 = 30.0;
 /// Block transfers kept for CornetClustering (the oldest go first).

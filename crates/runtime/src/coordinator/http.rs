@@ -22,6 +22,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::service::Shared;
+use super::state::Limit;
 use crate::listen::{self, Gate};
 
 pub async fn serve(shared: Arc<Shared>, listener: TcpListener, gate: Arc<Gate>) {
@@ -128,6 +129,19 @@ fn metrics(shared: &Shared) -> String {
         "Seconds since the coordinator started",
         uptime_s,
     );
+    let _ = writeln!(
+        out,
+        "# HELP coflowkit_requests_refused_total Requests refused by a coordinator limit\n\
+         # TYPE coflowkit_requests_refused_total counter"
+    );
+    let by_limit = (Limit::ALL.iter().map(|l| l.name())).zip(&shared.refused.by_limit);
+    for (name, n) in by_limit.chain([("broadcast_got", &shared.refused.broadcast_got)]) {
+        let _ = writeln!(
+            out,
+            "coflowkit_requests_refused_total{{limit=\"{name}\"}} {}",
+            n.load(std::sync::atomic::Ordering::Relaxed)
+        );
+    }
     listen::render(
         &[
             ("control", &shared.control_stats),

@@ -7,6 +7,7 @@ pub mod broadcast;
 mod http;
 mod service;
 pub mod state;
+pub mod status;
 mod tenant_caps;
 
 use std::net::SocketAddr;
@@ -53,6 +54,9 @@ pub struct CoordinatorConfig {
     /// Forget a daemon that stays disconnected this long: its flows end as failed, its objects
     /// are no longer located, its port is reused (default 300 s; `None` = never).
     pub forget_daemons_after: Option<Duration>,
+    /// How many coflows and flows the coordinator records (requests past them are refused
+    /// with `RESOURCE_EXHAUSTED` and counted in `/metrics`).
+    pub registry: state::RegistryLimits,
     /// Connection limits and timeouts of the control listener (the metrics listener takes a
     /// sixteenth of them, at least 4).
     pub limits: Limits,
@@ -76,6 +80,7 @@ impl CoordinatorConfig {
             metrics: None,
             tls: None,
             limits: Limits::default(),
+            registry: state::RegistryLimits::default(),
             max_daemons: 4096,
             forget_daemons_after: Some(Duration::from_secs(300)),
             tenant_local: false,
@@ -108,7 +113,10 @@ async fn serve_on(
     let tenant = SchedulerKind::TENANT.contains(&config.scheduler);
     let mut sched = build_with_board(config.scheduler, &config.options, &board);
     let shared = Arc::new(Shared {
-        state: Mutex::new(State::new(state::first_coflow_id(unix_ms()))),
+        state: Mutex::new(State::with_limits(
+            state::first_coflow_id(unix_ms()),
+            config.registry.clone(),
+        )),
         start: std::time::Instant::now(),
         last_decision_s: Mutex::new(0.0),
         wake: Notify::new(),
@@ -121,6 +129,7 @@ async fn serve_on(
         metrics_stats: Arc::new(ListenStats::default()),
         broadcasts: Mutex::new(broadcast::Broadcasts::with_racks(config.racks.clone())),
         board: tenant.then(|| board.clone()),
+        refused: Default::default(),
     });
     if let Some(l) = metrics {
         let l = TcpListener::from_std(l).map_err(|e| Error::io("metrics endpoint socket", e))?;
@@ -162,12 +171,14 @@ async fn serve_on(
                     false
                 }
             };
-            let updates = {
+            // A round is CPU work of up to a second (bounded by `registry`): off the runtime's
+            // worker, so connections (keepalives, other requests' decoding) are served meanwhile.
+            let updates = off_worker(|| {
                 let mut s = brain.state.lock().unwrap_or_else(|p| p.into_inner());
                 // The safety-net tick has nothing to do while no flow runs.
                 if timed_out && s.idle() && wake_s.is_none() {
                     last = Instant::now();
-                    continue;
+                    return None;
                 }
                 let real = brain.now_s();
                 // A decision at a wake-up the policy asked for happens at the time it asked
@@ -178,9 +189,7 @@ async fn serve_on(
                     _ => real,
                 };
                 let t0 = std::time::Instant::now();
-                let Some(round) = s.step(sched.as_mut(), now, timed_out) else {
-                    continue;
-                };
+                let round = s.step(sched.as_mut(), now, timed_out)?;
                 last_now = now;
                 if round.full {
                     *brain
@@ -200,9 +209,11 @@ async fn serve_on(
                     let shares = board.shares();
                     tenant_caps::attach(&mut updates, &shares, tenant_local, &nics, ends);
                 }
-                updates
-            };
-            push(&brain, updates);
+                Some(updates)
+            });
+            if let Some(updates) = updates {
+                push(&brain, updates);
+            }
         }
     });
     let auth = CheckToken(config.token.clone());
@@ -232,6 +243,16 @@ async fn serve_on(
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| Error::Config(format!("coordinator server: {e}")))
+}
+
+/// Run `f`, which blocks, without holding up the runtime's other tasks (on a multi-threaded
+/// runtime another thread takes this worker's tasks meanwhile).
+fn off_worker<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 /// Sweeps for daemons disconnected for `after` (a quarter of it apart, at most 10 s), forgets

@@ -13,10 +13,12 @@ use tokio_stream::wrappers::WatchStream;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use super::state::State;
+use super::broadcast::MAX_GOT_PER_REQUEST;
+use super::state::{Full, Limit, State};
 use crate::auth::PROTOCOL_VERSION;
 use crate::proto::coordinator_server::Coordinator;
 use crate::proto::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest name, data id or address accepted (bytes).
 const MAX_NAME: usize = 512;
@@ -41,6 +43,29 @@ pub struct Shared {
     pub broadcasts: Mutex<super::broadcast::Broadcasts>,
     /// hug, drf, psp: tenants' reported vectors in, the policy's shares out.
     pub board: Option<coflowkit_sched::tenant::Board>,
+    /// Requests refused by a limit, for `/metrics`.
+    pub refused: Refused,
+}
+
+/// Requests refused by each registry limit ([`Limit::ALL`]) and by the per-request bound of
+/// `BroadcastPeers`.
+#[derive(Default)]
+pub struct Refused {
+    pub by_limit: [AtomicU64; 3],
+    pub broadcast_got: AtomicU64,
+}
+
+impl Refused {
+    /// Count `full` and turn it into the `RESOURCE_EXHAUSTED` the client sees.
+    fn count(&self, full: Full) -> Status {
+        let i = Limit::ALL
+            .iter()
+            .position(|&l| l == full.limit)
+            .unwrap_or(0);
+        self.by_limit[i].fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(limit = full.limit.name(), "refused: {}", full.why);
+        Status::resource_exhausted(full.why)
+    }
 }
 
 impl Shared {
@@ -134,7 +159,12 @@ impl Coordinator for Service {
             )));
         }
         let now = self.0.now_s();
-        let id = self.0.lock().register_coflow(
+        let mut s = self.0.lock();
+        if let Err(full) = s.room_for_coflow() {
+            drop(s);
+            return Err(self.0.refused.count(full));
+        }
+        let id = s.register_coflow(
             now,
             r.name,
             r.num_flows,
@@ -144,8 +174,9 @@ impl Coordinator for Service {
         );
         let id = id.map_err(|e| bad("parents", e))?;
         if hidden {
-            self.0.lock().hide_sizes(id);
+            s.hide_sizes(id);
         }
+        drop(s);
         self.0.changed();
         tracing::info!(coflow = id, "registered");
         Ok(Response::new(RegisterCoflowReply { coflow: id }))
@@ -220,6 +251,11 @@ impl Coordinator for Service {
                     self.0.max_daemons
                 )));
             }
+            let port = s.port_of(&r.addr).unwrap_or(usize::MAX);
+            if let Err(full) = s.room_for_report(port, &r.objects, &r.flows, true) {
+                drop(s);
+                return Err(self.0.refused.count(full));
+            }
             s.register_daemon(now, &r.addr, r.nic_bytes_per_s, &r.objects, &r.flows)
         };
         self.0.changed();
@@ -238,6 +274,12 @@ impl Coordinator for Service {
         let now = self.0.now_s();
         let mut s = self.0.lock();
         let port = daemon_port(&s, &r.daemon)?;
+        if !o.abandoned {
+            if let Err(full) = s.room_for_object(&o) {
+                drop(s);
+                return Err(self.0.refused.count(full));
+            }
+        }
         s.put_done(now, port, &o);
         Ok(Response::new(Empty {}))
     }
@@ -251,6 +293,10 @@ impl Coordinator for Service {
             let now = self.0.now_s();
             let mut s = self.0.lock();
             let port = daemon_port(&s, &r.daemon)?;
+            if let Err(full) = s.room_for_flow(port, &f) {
+                drop(s);
+                return Err(self.0.refused.count(full));
+            }
             s.start_flow(now, port, &f);
         }
         self.0.changed();
@@ -309,61 +355,14 @@ impl Coordinator for Service {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let s = self.0.lock();
-        let daemons = s
-            .daemons()
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| !d.gone)
-            .map(|(i, d)| status_reply::Daemon {
-                addr: d.addr.clone(),
-                port: i as u32,
-                nic_bytes_per_s: d.nic_bytes_per_s,
-                connected: d.connected,
-                objects: d.objects,
-            })
-            .collect();
-        let coflows = s
-            .coflows()
-            .map(|c| {
-                let flows: Vec<status_reply::Flow> = c
-                    .flows
-                    .iter()
-                    .filter_map(|&k| s.flow(k))
-                    .map(|f| status_reply::Flow {
-                        src: s.daemons()[f.src].addr.clone(),
-                        dst: f
-                            .dst
-                            .map(|d| s.daemons()[d].addr.clone())
-                            .unwrap_or_default(),
-                        data_id: f.data_id.clone(),
-                        size_bytes: f.size_bytes as u64,
-                        sent_bytes: f.sent_bytes as u64,
-                        bytes_per_s: f.rate,
-                    })
-                    .collect();
-                let dag = s.dag_pos(c.id);
-                status_reply::Coflow {
-                    id: c.id,
-                    dag_external: dag.map_or(0, |d| d.external),
-                    dag_internal: dag.map_or(0, |d| d.internal),
-                    parents: c.parents.clone(),
-                    name: c.name.clone(),
-                    ready: c.ready(),
-                    age_s: now - c.arrival_s,
-                    sent_bytes: flows.iter().map(|f| f.sent_bytes).sum(),
-                    flows,
-                }
-            })
-            .collect();
-        Ok(Response::new(StatusReply {
-            protocol_version: PROTOCOL_VERSION,
-            scheduler: self.0.scheduler.clone(),
-            rounds: s.rounds(),
-            uptime_s: now,
-            daemons,
-            coflows,
+        let reply = super::status::reply(
+            &s,
+            now,
+            &self.0.scheduler,
             last_decision_s,
-        }))
+            super::status::STATUS_MAX_BYTES,
+        );
+        Ok(Response::new(reply))
     }
 
     async fn start_broadcast(
@@ -462,6 +461,17 @@ impl Coordinator for Service {
     ) -> Result<Response<BroadcastPeersReply>, Status> {
         let r = req.into_inner();
         check_name("daemon", &r.daemon)?;
+        if r.got.len() > MAX_GOT_PER_REQUEST {
+            self.0.refused.broadcast_got.fetch_add(1, Ordering::Relaxed);
+            return Err(bad(
+                "got",
+                format!(
+                    "{} blocks in one request, at most {MAX_GOT_PER_REQUEST} (report the rest \
+                     in the next)",
+                    r.got.len()
+                ),
+            ));
+        }
         let now = self.0.now_s();
         let connected: std::collections::HashSet<String> = {
             let s = self.0.lock();

@@ -30,6 +30,7 @@ use tokio::time::Instant;
 
 use super::Daemon;
 use crate::auth::PROTOCOL_VERSION;
+use crate::coordinator::broadcast::MAX_GOT_PER_REQUEST;
 use crate::frame::{self, Kind, BLOCK_BYTES};
 use crate::proto::{
     data_request, BlockGot, BroadcastPeer, BroadcastPeersReply, BroadcastPeersRequest, DataHello,
@@ -459,14 +460,15 @@ async fn fetch(
                 f.handle(&sw, e);
             }
             _ = tick.tick() => {
-                let got = std::mem::take(&mut f.got);
+                let got = f.take_got();
                 match ask(d, &f.key, got.clone(), None).await {
                     Ok(r) if !r.failed.is_empty() => return Err(r.failed),
                     Ok(r) => f.connect(d, &r.peers, &ev_tx),
                     // A coordinator away for a moment: report again next time.
                     Err(why) => {
                         tracing::debug!("asking for peers: {why}");
-                        f.got.extend(got);
+                        let later = std::mem::replace(&mut f.got, got);
+                        f.got.extend(later);
                     }
                 }
             }
@@ -481,10 +483,22 @@ async fn fetch(
     let digest = tokio::task::spawn_blocking(move || data::digest(blocks.iter().map(|b| &b[..])))
         .await
         .map_err(|e| format!("hashing the data: {e}"))?;
-    let (got, key) = (std::mem::take(&mut f.got), f.key.clone());
+    let key = f.key.clone();
+    // The news the controller has not had yet, within its per-request bound, the last with
+    // the digest.
+    let mut news = Vec::new();
+    while f.got.len() > MAX_GOT_PER_REQUEST {
+        news.push(f.take_got());
+    }
+    let got = std::mem::take(&mut f.got);
     // Our fetch connections end here; peers keep fetching from us over theirs.
     drop(f);
     let ok = digest == first.digest;
+    for got in news {
+        if let Err(why) = ask(d, &key, got, None).await {
+            tracing::debug!("reporting blocks of a broadcast: {why}");
+        }
+    }
     if let Err(why) = ask(d, &key, got, Some(digest)).await {
         tracing::debug!("reporting the end of a broadcast: {why}");
     }
@@ -496,6 +510,12 @@ async fn fetch(
 }
 
 impl Fetch {
+    /// The oldest blocks got not reported yet, as many as one request may carry.
+    fn take_got(&mut self) -> Vec<BlockGot> {
+        let n = self.got.len().min(MAX_GOT_PER_REQUEST);
+        self.got.drain(..n).collect()
+    }
+
     fn connect(
         &mut self,
         d: &Arc<Daemon>,

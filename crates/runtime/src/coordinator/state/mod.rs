@@ -9,6 +9,7 @@
 //! tables to push; [`State::decide`] forces a full round.
 
 mod decisions;
+mod limits;
 mod records;
 mod snapshot;
 
@@ -17,6 +18,7 @@ use coflowkit_sched::{DagError, DagPos};
 use crate::proto::{FlowInfo, StoredObject};
 use decisions::Brain;
 pub use decisions::Round;
+pub use limits::{Full, Limit, RegistryLimits};
 use records::Records;
 pub use records::{CoflowRec, Daemon, FlowKey, FlowRec};
 use snapshot::Last;
@@ -25,16 +27,24 @@ pub struct State {
     rec: Records,
     last: Last,
     brain: Brain,
+    limits: RegistryLimits,
 }
 
 impl State {
     /// An empty coordinator whose coflow ids start at `first_coflow_id` (see
     /// [`first_coflow_id`] for ids unique across restarts).
     pub fn new(first_coflow_id: u64) -> State {
+        State::with_limits(first_coflow_id, RegistryLimits::default())
+    }
+
+    /// [`State::new`], recording at most what `limits` allow (the handlers check with
+    /// `room_for_*` first).
+    pub fn with_limits(first_coflow_id: u64, limits: RegistryLimits) -> State {
         State {
             rec: Records::new(first_coflow_id),
             last: Last::default(),
             brain: Brain::default(),
+            limits,
         }
     }
 

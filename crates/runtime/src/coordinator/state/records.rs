@@ -20,6 +20,8 @@ pub struct Daemon {
     /// Bumped on every (re-)subscription so a stale stream's end does not disconnect a new one.
     pub session: u64,
     pub objects: u32,
+    /// Flows it sends that the coordinator records (until their coflow is unregistered).
+    pub flows: usize,
     /// Forgotten after staying disconnected (see [`Records::forget_disconnected`]): its port
     /// is free for the next new daemon, and no flow or object refers to it.
     pub gone: bool,
@@ -176,7 +178,10 @@ impl Records {
         if let Some(c) = self.coflows.remove(&id) {
             let mut sent = 0.0;
             for k in c.flows {
-                sent += self.flows.remove(&k).map_or(0.0, |f| f.sent_bytes);
+                if let Some(f) = self.flows.remove(&k) {
+                    sent += f.sent_bytes;
+                    self.daemons[f.src].flows -= 1;
+                }
             }
             self.dags.ended(id, sent);
         }
@@ -221,6 +226,7 @@ impl Records {
                     connected: false,
                     session: 0,
                     objects: 0,
+                    flows: 0,
                     gone: false,
                     unseen_since_s: None,
                 };
@@ -340,6 +346,7 @@ impl Records {
             },
         );
         if old.is_none() {
+            self.daemons[port].flows += 1;
             if let Some(c) = self.coflows.get_mut(&f.coflow) {
                 c.flows.push(key);
             }
@@ -349,6 +356,7 @@ impl Records {
 
     fn drop_flow(&mut self, key: FlowKey) {
         if let Some(f) = self.flows.remove(&key) {
+            self.daemons[f.src].flows -= 1;
             if let Some(c) = self.coflows.get_mut(&f.coflow) {
                 c.flows.retain(|k| *k != key);
             }
