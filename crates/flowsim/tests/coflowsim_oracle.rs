@@ -61,3 +61,26 @@ fn second_epoch_arrivals_count_from_the_epoch_start() {
     );
     assert!((five.cct_s - 0.208).abs() < 1e-9);
 }
+
+#[test]
+fn dark_with_ten_queues_is_the_reference_and_one_queue_is_plain_fifo() {
+    use coflowkit_flowsim::coflowsim::{simulate_ablated, Ablation};
+    let trace = parse(TINY, "tiny.txt").unwrap();
+    let fabric = Fabric::uniform_bps(6, 1e9);
+    let ccts = |k: Option<usize>| -> Vec<f64> {
+        let ablation = Ablation {
+            dark_queues: k,
+            ..Default::default()
+        };
+        let out = simulate_ablated(&trace, &fabric, Algo::Dark, ablation).unwrap();
+        out.coflows.iter().map(|c| c.cct_s * 1000.0).collect()
+    };
+    let dark = REFERENCE[7].1.to_vec();
+    assert_eq!(ccts(None), dark);
+    assert_eq!(ccts(Some(10)), dark);
+    // One queue: nobody is demoted past 10 MB, so the order is plain arrival order and the
+    // CCTs differ from the ten-queue ones.
+    let one = ccts(Some(1));
+    assert_ne!(one, dark);
+    assert_eq!(one.len(), 6);
+}

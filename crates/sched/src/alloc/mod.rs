@@ -1,5 +1,6 @@
 //! Rate-allocation building blocks shared by every policy.
 
+pub mod blocked_share;
 pub mod budget;
 pub(crate) mod levels;
 pub mod madd;
@@ -9,6 +10,7 @@ pub(crate) mod refill;
 pub(crate) mod topup;
 pub mod waterfill;
 
+pub use blocked_share::share_among_blocked;
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use pairs::{fill_coflows, PairFill};
