@@ -61,3 +61,27 @@ fn second_epoch_arrivals_count_from_the_epoch_start() {
     );
     assert!((five.cct_s - 0.208).abs() < 1e-9);
 }
+
+#[test]
+fn dark_with_ten_queues_is_the_reference_and_one_queue_is_plain_fifo() {
+    use coflowkit_flowsim::coflowsim::{simulate_ablated, Ablation};
+    let fabric = Fabric::uniform_bps(6, 1e9);
+    let ccts = |text: &str, k: Option<usize>| -> Vec<f64> {
+        let trace = parse(text, "t.txt").unwrap();
+        let ablation = Ablation {
+            dark_queues: k,
+            ..Default::default()
+        };
+        let out = simulate_ablated(&trace, &fabric, Algo::Dark, ablation).unwrap();
+        out.coflows.iter().map(|c| c.cct_s * 1000.0).collect()
+    };
+    let dark = REFERENCE[7].1.to_vec();
+    assert_eq!(ccts(TINY, None), dark);
+    assert_eq!(ccts(TINY, Some(10)), dark);
+    // A: 3000 MB from port 0 at 0 (one MB per 8 ms step: 24 s alone); B: 5 MB from port 0,
+    // admitted at 10.24 s when A has sent 1280 MB. With ten queues A is in the fourth (past
+    // 1000 MB) and B, in the first, takes port 0 for 40 ms; with one queue B waits for A.
+    let two = "3 2\n1 0 1 0 1 1:3000.0\n2 15000 1 0 1 2:5.0\n";
+    assert_eq!(ccts(two, Some(10)), vec![24_040.0, 40.0]);
+    assert_eq!(ccts(two, Some(1)), vec![24_000.0, 24_040.0 - 10_240.0]);
+}

@@ -3,7 +3,7 @@
 mod common;
 
 use coflowkit_sched::alloc::Backfill;
-use coflowkit_sched::{SchedOptions, SchedulerKind as K};
+use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind as K};
 use common::*;
 
 fn opts() -> SchedOptions {
@@ -209,6 +209,40 @@ fn o7_fair_fifo_and_varys_on_fig_6_1() {
     let varys = run(&fig_6_1(false), K::Varys, &opts());
     assert_close(&ccts(&varys), &[6.0, 3.0, 2.0]);
     assert_near(avg_cct(&varys), 11.0 / 3.0);
+}
+
+/// The reference's FIFO gives a blocked coflow the leftovers of the coflows ahead of it before
+/// anyone backfills: C1 = {P0: 4, P1: 1} and C2 = {P0: 1, P1: 2} at 0, senders 0 and 1. C1's
+/// MADD fills P0 and leaves 3/4 of P1; C2 is blocked on P0. With the share C2's P1 flow runs on
+/// those 3/4 (done at 8/3) while C1's P1 flow keeps its MADD quarter (C1 still ends at 4); then
+/// C2's P0 flow runs 4 -> 5. Backfilling C1 instead ends its P1 flow at 1, which does not end C1
+/// sooner, and with freed bandwidth idle until a coflow event C2 starts only at 4 and ends at 6.
+#[test]
+fn fifo_blocked_coflows_share_the_leftovers_before_backfill() {
+    let t = toy(
+        6,
+        vec![
+            coflow(1, 0.0, &[(0, 2, 4.0), (1, 3, 1.0)]),
+            coflow(2, 0.0, &[(0, 4, 1.0), (1, 5, 2.0)]),
+        ],
+    );
+    let ignore = opts().with_flow_completion(FlowCompletion::Ignore);
+    let out = run(&t, K::Fifo, &ignore);
+    assert_close(&ccts(&out), &[4.0, 5.0]);
+    let mut greedy = ignore.clone();
+    greedy.blocked_share = Some(false);
+    let out = run(&t, K::Fifo, &greedy);
+    assert_close(&ccts(&out), &[4.0, 6.0]);
+    // Handing freed bandwidth on lets the greedy variant catch up here (C2's P1 flow gets P1
+    // from 1 and ends at 3), so by default both give the same CCTs.
+    for share in [None, Some(false)] {
+        let mut o = opts();
+        o.blocked_share = share;
+        assert_close(&ccts(&run(&t, K::Fifo, &o)), &[4.0, 5.0]);
+    }
+    // SEBF keeps its greedy backfill unless asked: C1 (Γ 4) goes after C2 (Γ 2), nobody blocks.
+    let out = run(&t, K::Sebf, &ignore);
+    assert_close(&ccts(&out), &[6.0, 2.0]);
 }
 
 #[test]

@@ -322,3 +322,28 @@ fn every_mode_finishes_within_capacity() {
         }
     }
 }
+
+#[test]
+fn the_diagnostic_counts_what_each_idea_changes_and_changes_nothing() {
+    // S1a (trace order C2, C1, C3): LCoF runs C1 and C3 first where FIFO would run C2; C2 has
+    // no room left either way, so all-or-none changes nothing.
+    let cfg = SaathConfig {
+        diagnose: true,
+        ..saath()
+    };
+    let mut s = Saath::new(cfg);
+    let out = run_with(&s1(true), &mut s);
+    assert_close(&ccts(&out), &[2.0, 1.0, 1.0]);
+    assert!(s.stats.decisions >= 2, "{:?}", s.stats);
+    assert!(s.stats.lcof_reordered >= 1 && s.stats.lcof_changed_rates >= 1);
+    assert_eq!(s.stats.aon_changed_rates, 0, "{:?}", s.stats);
+    // S1b under FIFO: all-or-none holds C2 back, which leaves P2 to C3; without it C2's P2 flow
+    // would take P2.
+    let fifo = SaathConfig { lcof: false, ..cfg };
+    let mut s = Saath::new(fifo);
+    let out = run_with(&s1(false), &mut s);
+    assert_close(&ccts(&out), &[1.0, 2.0, 1.0]);
+    assert_eq!((s.stats.lcof_reordered, s.stats.lcof_changed_rates), (0, 0));
+    assert!(s.stats.aon_changed_rates >= 1, "{:?}", s.stats);
+    assert_eq!(s.stats.aon_withheld, 0, "C2 had no room after C1 and C3");
+}

@@ -163,6 +163,11 @@ pub struct SchedOptions {
     /// [`FIFO_LM_HEAVY_BYTES`]; the CLI sets the trace's 80th percentile of coflow sizes].
     #[serde(default)]
     pub fifo_lm_heavy_bytes: Option<f64>,
+    /// The ordering policies (fifo, scf, ncf, tcf, sebf): whether the coflows their MADD pass
+    /// could not serve share the leftovers before work conservation, as the reference
+    /// simulator's skipped coflows do [default: on for fifo only].
+    #[serde(default)]
+    pub blocked_share: Option<bool>,
 }
 
 /// `fifo-lm`'s heavy threshold when none is given: 100 MB.
@@ -181,8 +186,13 @@ impl SchedOptions {
 
 /// Build a fresh scheduler.
 pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
-    let ordered =
-        |o| Box::new(Ordered::new(o, opts.backfill, opts.on_flow_completion)) as Box<dyn Scheduler>;
+    let ordered = |o: Order| {
+        let mut p = Ordered::new(o, opts.backfill, opts.on_flow_completion);
+        p.share_blocked = opts
+            .blocked_share
+            .unwrap_or_else(|| o.shares_blocked_by_default());
+        Box::new(p) as Box<dyn Scheduler>
+    };
     match kind {
         SchedulerKind::Fair => Box::new(Fair::new(opts.fair_max_per_reducer)),
         SchedulerKind::Pfp => Box::new(Pfp::new(opts.on_flow_completion)),

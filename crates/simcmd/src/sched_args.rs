@@ -36,6 +36,12 @@ pub enum HugStage1Arg {
     ClosedForm,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum HugVectorsArg {
     Flows,
@@ -53,8 +59,8 @@ pub struct SchedArgs {
     /// Schedulers to run, comma-separated, or `all`. Names: fair, pfp, fifo, scf, ncf, tcf,
     /// sebf, wss, varys, aalo, saath, sincronia; and, not in `all`, the multi-tenant hug, drf,
     /// psp (every coflow a tenant, its vector from MADD; docs/hug.md), and fifo-strict
-    /// (non-preemptive FIFO; `fifo` lets later coflows pass a blocked one, as the thesis'
-    /// simulations did)
+    /// (non-preemptive FIFO; `fifo` lets later coflows pass a blocked one and gives the blocked
+    /// ones a share of the leftovers, as the reference simulator behind the thesis' numbers does)
     #[arg(long, short = 's', default_value = "all", value_name = "LIST")]
     pub scheduler: String,
     /// fair: at most N concurrent flows per reducer and coflow (Hadoop fetches with 5)
@@ -128,6 +134,11 @@ pub struct SchedArgs {
     /// saath: bounded wait before a passed-over coflow goes first, seconds (0 = off)
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     pub saath_starvation: f64,
+    /// fifo, scf, ncf, tcf, sebf: whether the coflows MADD could not serve (a port they need
+    /// is full) share the leftovers before work conservation, as the reference simulator's
+    /// skipped coflows do [default: on for fifo, off for the others]
+    #[arg(long, value_enum, value_name = "ON|OFF")]
+    pub blocked_share: Option<OnOff>,
     /// saath: turn off all-or-none (ablation)
     #[arg(long)]
     pub saath_no_all_or_none: bool,
@@ -263,6 +274,7 @@ impl SchedArgs {
         o.saath.lcof = !self.saath_no_lcof;
         o.saath.per_flow_threshold = !self.saath_no_per_flow_threshold;
         o.saath.work_conservation = !self.saath_no_work_conservation;
+        o.blocked_share = self.blocked_share.map(|v| v == OnOff::On);
         Ok(o)
     }
 }

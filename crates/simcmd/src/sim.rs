@@ -68,6 +68,10 @@ pub struct SimArgs {
     /// --model coflowsim, ablation: no leftover share for the coflows MADD skipped
     #[arg(long)]
     pub ref_no_skipped_share: bool,
+    /// --model coflowsim, ablation: DARK (`aalo`) with K queues instead of its 10 (first limit
+    /// 10 MB, spacing 10, as its own)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(1..))]
+    pub ref_dark_queues: Option<u16>,
     /// Write results as JSON (summary and per-coflow results of every scheduler)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -118,7 +122,7 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
     }
     let opts = args.sched.options_for(&trace)?;
     if args.model != Model::Coflowsim && args.ablation() != coflowsim::Ablation::default() {
-        bail!("--ref-backfill-in-order and --ref-no-skipped-share change the reference's rules: use them with --model coflowsim");
+        bail!("--ref-backfill-in-order, --ref-no-skipped-share and --ref-dark-queues change the reference's rules: use them with --model coflowsim");
     }
     if args.model == Model::Coflowsim {
         if args.deadlines.is_some() {
@@ -172,6 +176,7 @@ impl SimArgs {
         coflowsim::Ablation {
             backfill_in_order: self.ref_backfill_in_order,
             no_skipped_share: self.ref_no_skipped_share,
+            dark_queues: self.ref_dark_queues.map(usize::from),
         }
     }
 }

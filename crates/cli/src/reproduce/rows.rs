@@ -87,6 +87,18 @@ pub fn specs(recompute: bool, slice: Option<usize>, trace_coflows: usize) -> Vec
             &["--on-flow-completion", "ignore"],
         ));
     }
+    // Row 10's FIFO gap: `fifo` without the blocked coflows' leftover share, by default and
+    // with freed bandwidth idle.
+    v.push(Spec::new(
+        "fifo-no-blocked-share",
+        "fifo",
+        &["--blocked-share", "off"],
+    ));
+    v.push(Spec::new(
+        "ignore-fifo-no-blocked-share",
+        "fifo",
+        &["--blocked-share", "off", "--on-flow-completion", "ignore"],
+    ));
     // Row 10's FIFO gap: the reference's FIFO with one of its rules changed at a time.
     for (key, flag) in REF_FIFO_ABLATIONS {
         for name in ["fifo", "sebf"] {
@@ -337,11 +349,25 @@ pub fn rows(results: &Results) -> Vec<Row> {
             "Ratios of average (p95) CCTs over Varys's. Under the reference rules Varys is its \
              SEBF (it has no starvation timers). The non-preemptive `fifo-strict` gives \
              fifo/varys {:.2} avg, {:.2} p95 in the exact model: the thesis' FIFO numbers are \
-             the reference's FIFO, which lets later coflows pass a blocked one \
-             (docs/fb-results.md). pfp is far better in the exact model than in the \
-             reference's, whose PFP serves reducer ports in index order (row 11).",
+             the reference's FIFO, which lets later coflows pass a blocked one and gives the \
+             coflows it passes over a per-flow share of the leftovers before any work \
+             conservation (docs/fb-results.md). pfp is far better in the exact model than in \
+             the reference's, whose PFP serves reducer ports in index order (row 11).",
             g.avg("fifo-strict") / g.avg("varys"),
             g.p95("fifo-strict") / g.p95("varys"),
+        ) + &format!(
+            " Absolute FIFO averages: the reference's FIFO {:.1} s; the exact model's `fifo` \
+             {:.1} s by default and {:.1} s with freed bandwidth idle until the next coflow \
+             event, as the reference's rates are; the same without the blocked coflows' share \
+             (`--blocked-share off`, the `fifo` of sessions 28-29) {:.1} s and {:.1} s, \
+             against the reference's FIFO without its skipped coflows' share {:.1} s: that \
+             share is the absolute gap.",
+            g.avg("ref-fifo"),
+            g.avg("fifo"),
+            g.avg("ignore-fifo"),
+            g.avg("fifo-no-blocked-share"),
+            g.avg("ignore-fifo-no-blocked-share"),
+            g.avg("ref-no-skip-share-fifo"),
         ) + &format!(
             " The reference's FIFO, one rule changed (its SEBF with the same change): work \
              conservation in arrival order instead of by its synthetic deadlines (Γ x (1 + U), \
@@ -373,6 +399,8 @@ pub fn rows(results: &Results) -> Vec<Row> {
             "ref-no-skip-share-sebf",
             "ignore-fifo",
             "ignore-varys",
+            "fifo-no-blocked-share",
+            "ignore-fifo-no-blocked-share",
         ],
         other: vec![],
     });

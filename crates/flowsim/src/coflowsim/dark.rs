@@ -15,6 +15,8 @@ pub const FIRST_LIMIT_BYTES: f64 = 10.0 * MB;
 pub const SPACING: f64 = 10.0;
 
 pub struct Dark {
+    /// Number of queues (the reference's 10, [`QUEUES`], unless an ablation changes it).
+    k: usize,
     queues: Vec<Vec<u32>>,
     current: Vec<usize>,
     send_free: Vec<f64>,
@@ -23,9 +25,12 @@ pub struct Dark {
 }
 
 impl Dark {
-    pub fn new(jobs: usize, ports: usize) -> Self {
+    /// `k` queues (at least one).
+    pub fn new(jobs: usize, ports: usize, k: usize) -> Self {
+        let k = k.max(1);
         Dark {
-            queues: vec![Vec::new(); QUEUES],
+            k,
+            queues: vec![Vec::new(); k],
             current: vec![0; jobs],
             send_free: vec![PORT_BPS; ports],
             recv_free: vec![PORT_BPS; ports],
@@ -35,7 +40,7 @@ impl Dark {
 
     /// `updateJobOrder`.
     fn update_order(&mut self, book: &Book) {
-        for i in 0..QUEUES {
+        for i in 0..self.k {
             let mut moving = Vec::new();
             for &j in &self.queues[i] {
                 let size = book.state[j as usize].bytes_done;
@@ -50,7 +55,7 @@ impl Dark {
                     moving.push(j);
                 }
             }
-            if i + 1 < QUEUES && !moving.is_empty() {
+            if i + 1 < self.k && !moving.is_empty() {
                 self.queues[i].retain(|j| !moving.contains(j));
                 self.queues[i + 1].extend(moving);
             }
@@ -66,7 +71,7 @@ impl Dark {
         let ports = self.send_free.len();
         let (mut n_out, mut n_in) = (vec![0usize; ports], vec![0usize; ports]);
         let (mut send_used, mut recv_used) = (vec![0.0; ports], vec![0.0; ports]);
-        for q in 0..QUEUES {
+        for q in 0..self.k {
             for qi in 0..self.queues[q].len() {
                 let j = self.queues[q][qi];
                 n_out.fill(0);

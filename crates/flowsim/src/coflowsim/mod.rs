@@ -100,8 +100,8 @@ pub enum CoflowSimError {
 }
 
 /// Departures from the reference's rules, each off by default: ablations that show what one of
-/// its rules does to the numbers (docs/fb-results.md). Only FIFO, SCF, NCF, LCF and SEBF read
-/// them.
+/// its rules does to the numbers (docs/fb-results.md). FIFO, SCF, NCF, LCF and SEBF read the
+/// first two, DARK only `dark_queues`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Ablation {
     /// Work conservation in the policy's own order (FIFO: arrival) instead of the reference's
@@ -109,6 +109,8 @@ pub struct Ablation {
     pub backfill_in_order: bool,
     /// No leftover share for the skipped coflows (step 2 of its allocation).
     pub no_skipped_share: bool,
+    /// DARK with this many queues instead of its 10 (same first limit and spacing).
+    pub dark_queues: Option<usize>,
 }
 
 /// Replay `trace` under the reference's `algo`. Coflows without flows are left out, as the
@@ -145,7 +147,7 @@ pub fn simulate_ablated(
             &mut pfp
         }
         Algo::Dark => {
-            dark = dark::Dark::new(n, ports);
+            dark = dark::Dark::new(n, ports, ablation.dark_queues.unwrap_or(dark::QUEUES));
             &mut dark
         }
         _ => {

@@ -1,5 +1,6 @@
 //! Rate-allocation building blocks shared by every policy.
 
+pub mod blocked_share;
 pub mod budget;
 pub(crate) mod levels;
 pub mod madd;
@@ -10,6 +11,7 @@ pub(crate) mod refill;
 pub(crate) mod topup;
 pub mod waterfill;
 
+pub use blocked_share::share_among_blocked;
 pub use budget::Budget;
 pub use madd::{backfill, madd, madd_for, Backfill, LoadTable, PortLoads};
 pub use pair_index::PairIndex;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc::{backfill, madd_for, Backfill, Budget, LoadTable, TopUp};
+use crate::alloc::{backfill, madd_for, share_among_blocked, Backfill, Budget, LoadTable, TopUp};
 use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -32,6 +32,14 @@ pub enum Order {
 }
 
 impl Order {
+    /// Whether the coflows MADD could not serve share the leftovers before work conservation
+    /// unless told otherwise: only for `fifo`, the reference simulator's FIFO, whose skipped
+    /// coflows do so (docs/fb-results.md: without it FIFO's average CCT on FB doubles). The
+    /// others follow their papers' greedy work conservation.
+    pub fn shares_blocked_by_default(self) -> bool {
+        self == Order::Fifo
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Order::Fifo => "fifo",
@@ -99,14 +107,15 @@ impl OrderedCore {
     /// Iterative MADD over `order` on the current budget. A coflow that a full port blocks
     /// (Γ infinite) waits, as in the thesis; with `partial_when_blocked` it instead takes what
     /// its other ports have left before later coflows get anything (non-preemptive FIFO: a
-    /// coflow in service keeps its ports).
+    /// coflow in service keeps its ports). Returns the blocked coflows, in order.
     pub fn madd_in_order(
         &mut self,
         order: &[usize],
         snap: &Snapshot,
         rates: &mut Rates,
         partial_when_blocked: bool,
-    ) {
+    ) -> Vec<usize> {
+        let mut blocked = Vec::new();
         for &i in order {
             let g = self.table.gamma(i, &self.budget);
             madd_for(
@@ -115,15 +124,19 @@ impl OrderedCore {
                 &mut self.budget,
                 &mut rates.per_coflow[i],
             );
-            if g.is_infinite() && partial_when_blocked {
-                backfill(
-                    Backfill::Greedy,
-                    &snap.coflows[i].flows,
-                    &mut self.budget,
-                    &mut rates.per_coflow[i],
-                );
+            if g.is_infinite() {
+                blocked.push(i);
+                if partial_when_blocked {
+                    backfill(
+                        Backfill::Greedy,
+                        &snap.coflows[i].flows,
+                        &mut self.budget,
+                        &mut rates.per_coflow[i],
+                    );
+                }
             }
         }
+        blocked
     }
 
     /// Work conservation over `order` on what is left.
@@ -156,6 +169,9 @@ pub struct Ordered {
     pub order: Order,
     pub backfill: Backfill,
     pub on_flow_completion: FlowCompletion,
+    /// The coflows MADD could not serve share the leftovers before work conservation
+    /// ([`share_among_blocked`]); see [`Order::shares_blocked_by_default`].
+    pub share_blocked: bool,
     core: OrderedCore,
 }
 
@@ -165,6 +181,7 @@ impl Ordered {
             order,
             backfill,
             on_flow_completion,
+            share_blocked: order.shares_blocked_by_default(),
             core: OrderedCore::default(),
         }
     }
@@ -193,11 +210,29 @@ impl Scheduler for Ordered {
         self.core.prepare(snap);
         let order = self.core.sorted(self.order, snap, |_| true);
         let non_preemptive = self.order == Order::FifoStrict;
-        self.core.madd_in_order(&order, snap, rates, non_preemptive);
+        let blocked = self.core.madd_in_order(&order, snap, rates, non_preemptive);
+        let share = self.share_blocked && !non_preemptive && !blocked.is_empty();
+        if share {
+            share_among_blocked(&blocked, snap.coflows, &mut self.core.budget, rates);
+        }
         self.core
             .backfill_in_order(self.backfill, &order, snap, rates);
         if self.on_flow_completion == FlowCompletion::Redistribute {
-            self.core.topup.index(snap.fabric.ports(), order);
+            // Freed bandwidth goes where the decision put its leftovers first: to the blocked
+            // coflows, then to the others in order. (The served coflows' flows all end at their
+            // Γ; more for one of them ends that flow sooner, not its coflow.)
+            let topup_order = if share {
+                let mut is_blocked = vec![false; snap.coflows.len()];
+                for &i in &blocked {
+                    is_blocked[i] = true;
+                }
+                let mut o = blocked;
+                o.extend(order.iter().filter(|&&i| !is_blocked[i]));
+                o
+            } else {
+                order
+            };
+            self.core.topup.index(snap.fabric.ports(), topup_order);
         }
         Decision::none()
     }

@@ -74,6 +74,10 @@ pub struct SaathConfig {
     pub sync_interval_s: f64,
     /// What a single flow's end triggers between decisions (see `FlowCompletion`).
     pub on_flow_completion: FlowCompletion,
+    /// Count, at every decision, whether LCoF and all-or-none change the rates (each switched
+    /// off in turn on the same snapshot; [`Saath::stats`]). A diagnostic: it triples the cost
+    /// of a decision and changes no rate. Default false.
+    pub diagnose: bool,
 }
 
 impl Default for SaathConfig {
@@ -91,8 +95,27 @@ impl Default for SaathConfig {
             within_coflow: WithinCoflow::CoflowSim,
             sync_interval_s: 0.0,
             on_flow_completion: FlowCompletion::Redistribute,
+            diagnose: false,
         }
     }
+}
+
+/// What Saath's components did, counted over the decisions of a run (with
+/// `SaathConfig::diagnose`): a component "changes a decision" when the same snapshot decided
+/// without it (LCoF: FIFO inside each queue; all-or-none: every coflow served as far as its
+/// ports allow) gives some flow another rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SaathStats {
+    /// Full decisions taken (redistributions between them are not counted).
+    pub decisions: u64,
+    /// Decisions whose LCoF order differs from FIFO inside the queues.
+    pub lcof_reordered: u64,
+    /// Decisions whose rates FIFO inside the queues would change.
+    pub lcof_changed_rates: u64,
+    /// Decisions where all-or-none held back a coflow some of whose flows had room.
+    pub aon_withheld: u64,
+    /// Decisions whose rates serving every coflow partially would change.
+    pub aon_changed_rates: u64,
 }
 
 /// Contention of every coflow: how many others it blocks. `group[i]` is coflow i's queue;
@@ -263,6 +286,8 @@ pub struct Saath {
     shares: Shares,
     filler: Filler,
     topup: TopUp,
+    /// Counts of what the components changed (with `config.diagnose`).
+    pub stats: SaathStats,
 }
 
 impl Saath {
@@ -357,6 +382,66 @@ impl Saath {
         // Queue, starving first (FIFO among them), contention, arrival (snapshot order).
         self.order
             .sort_by_key(|&i| (q[i], !st[i], if st[i] { 0 } else { cont[i] }, i));
+    }
+
+    /// Decide `snap` again without LCoF and without all-or-none, and count where that gives
+    /// other rates than `rates` (the decision just taken, from a full budget).
+    fn diagnose(&mut self, snap: &Snapshot, rates: &Rates) {
+        self.stats.decisions += 1;
+        let cfg = self.config;
+        let (q, st) = (&self.queue_of, &self.starving);
+        let mut fifo: Vec<usize> = (0..snap.coflows.len()).collect();
+        fifo.sort_by_key(|&i| (q[i], !st[i], i));
+        let full = Budget::full(snap.fabric);
+        // Held back by the priority pass, yet some flow had room: work conservation gave it
+        // a rate afterwards.
+        let withheld = cfg.all_or_none
+            && (0..snap.coflows.len())
+                .any(|i| !self.scheduled[i] && rates.per_coflow[i].iter().any(|&r| r > 0.0));
+        let again = |cfg: &SaathConfig, order: &[usize]| {
+            let mut r = Rates::default();
+            r.reset(snap.coflows);
+            let mut budget = full.clone();
+            let mut scheduled = vec![false; snap.coflows.len()];
+            fill(
+                cfg,
+                snap,
+                order,
+                &self.queue_of,
+                &mut scheduled,
+                &mut budget,
+                &mut Shares::default(),
+                &mut Filler::default(),
+                &mut r,
+            );
+            r
+        };
+        let differ = |a: &Rates, b: &Rates| {
+            a.per_coflow
+                .iter()
+                .flatten()
+                .zip(b.per_coflow.iter().flatten())
+                .any(|(x, y)| (x - y).abs() > 1e-9 * x.abs().max(y.abs()).max(f64::MIN_POSITIVE))
+        };
+        if cfg.lcof && fifo != self.order {
+            self.stats.lcof_reordered += 1;
+            if differ(&again(&cfg, &fifo), rates) {
+                self.stats.lcof_changed_rates += 1;
+            }
+        }
+        if cfg.all_or_none {
+            if withheld {
+                self.stats.aon_withheld += 1;
+            }
+            let partial = SaathConfig {
+                all_or_none: false,
+                ..cfg
+            };
+            let order = self.order.clone();
+            if differ(&again(&partial, &order), rates) {
+                self.stats.aon_changed_rates += 1;
+            }
+        }
     }
 }
 
@@ -482,6 +567,9 @@ impl Scheduler for Saath {
             );
         } else {
             decide(rates);
+        }
+        if cfg.diagnose {
+            self.diagnose(snap, rates);
         }
 
         // Starvation clocks, then the next wake-up: a queue crossing or a coflow starving.
