@@ -7,6 +7,7 @@
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
 
 /// The last signal caught (0 = none). One per process, as the dispositions are.
 static CAUGHT: AtomicI32 = AtomicI32::new(0);
@@ -18,17 +19,24 @@ extern "C" fn record(sig: libc::c_int) {
     CAUGHT.store(sig, Ordering::SeqCst);
 }
 
-/// The handlers, in place from [`Interrupts::install`] until dropped.
-pub struct Interrupts {
-    old: Vec<(libc::c_int, libc::sigaction)>,
-}
+/// Guards alive, and the dispositions the first one replaced (restored when the last drops):
+/// launchers running at once in one process (tests) share the handlers.
+static INSTALLED: Mutex<(usize, Vec<(libc::c_int, libc::sigaction)>)> = Mutex::new((0, Vec::new()));
+
+/// The handlers, in place from [`Interrupts::install`] until the last guard is dropped.
+pub struct Interrupts(());
 
 impl Interrupts {
     /// Catch SIGINT, SIGTERM and SIGHUP, except those ignored now (a command started with
     /// `nohup` or in the background of a non-interactive shell keeps ignoring them).
     pub fn install() -> Interrupts {
+        let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+        installed.0 += 1;
+        if installed.0 > 1 {
+            return Interrupts(());
+        }
         CAUGHT.store(0, Ordering::SeqCst);
-        let mut old = Vec::new();
+        let old = &mut installed.1;
         for sig in SIGNALS {
             // SAFETY: plain sigaction calls with zeroed (valid) structures; the handler only
             // stores to an atomic.
@@ -48,7 +56,7 @@ impl Interrupts {
                 }
             }
         }
-        Interrupts { old }
+        Interrupts(())
     }
 
     /// The signal caught since [`Interrupts::install`], if any.
@@ -62,10 +70,15 @@ impl Interrupts {
 
 impl Drop for Interrupts {
     fn drop(&mut self) {
-        for (sig, before) in &self.old {
+        let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+        installed.0 -= 1;
+        if installed.0 > 0 {
+            return;
+        }
+        for (sig, before) in installed.1.drain(..) {
             // SAFETY: restores the disposition read in `install`.
             unsafe {
-                libc::sigaction(*sig, before, std::ptr::null_mut());
+                libc::sigaction(sig, &before, std::ptr::null_mut());
             }
         }
     }
@@ -86,27 +99,5 @@ pub fn die_with_parent(c: &mut Command) {
             );
             Ok(())
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A signal sent to ourselves is recorded, not fatal, and the old disposition returns.
-    #[test]
-    fn a_signal_is_recorded_while_installed() {
-        let i = Interrupts::install();
-        assert_eq!(i.caught(), None);
-        // SAFETY: raising a signal whose handler is ours.
-        unsafe { libc::raise(libc::SIGHUP) };
-        assert_eq!(i.caught(), Some(libc::SIGHUP));
-        drop(i);
-        let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
-        unsafe { libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut now) };
-        assert_ne!(
-            now.sa_sigaction,
-            record as extern "C" fn(libc::c_int) as usize
-        );
     }
 }
