@@ -1,44 +1,32 @@
 //! `coflowkit broadcast` as users meet it: the JSON of issue 23 from real processes on
 //! loopback, and bad input named.
 
-use std::process::Command;
-
-fn coflowkit() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-}
+mod common;
+use common::{coflowkit, failed, succeeded};
 
 #[test]
 fn broadcast_writes_one_result_per_mechanism() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    let out = coflowkit()
-        .args([
-            "broadcast",
-            "--local",
-            "3",
-            "--bytes",
-            "1m",
-            "--block-size",
-            "128k",
-            "--pipe-size",
-            "64k",
-            "--chunk-size",
-            "64k",
-            "--rate",
-            "200mbit",
-            "--mechanism",
-            "cornet,tree,chain,hdfs3,hdfs10,bittorrent",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&coflowkit(&[
+        "broadcast",
+        "--local",
+        "3",
+        "--bytes",
+        "1m",
+        "--block-size",
+        "128k",
+        "--pipe-size",
+        "64k",
+        "--chunk-size",
+        "64k",
+        "--rate",
+        "200mbit",
+        "--mechanism",
+        "cornet,tree,chain,hdfs3,hdfs10,bittorrent",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
     assert!(
         stdout.contains("completion_s") && stdout.contains("bittorrent"),
         "{stdout}"
@@ -71,21 +59,16 @@ fn broadcast_writes_one_result_per_mechanism() {
 
 #[test]
 fn bad_input_is_named() {
-    let out = coflowkit()
-        .args(["broadcast", "--local", "2", "--mechanism", "cornet,torrent"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failed(&coflowkit(&[
+        "broadcast",
+        "--local",
+        "2",
+        "--mechanism",
+        "cornet,torrent",
+    ]));
     assert!(err.contains("unknown mechanism `torrent`"), "{err}");
-    let out = coflowkit()
-        .args(["broadcast", "--local", "2", "--kill", "zero"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("HOST@SECONDS"));
-    let out = coflowkit()
-        .args(["broadcast", "--local", "2", "--bytes", "1q"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--bytes"));
+    let err = failed(&coflowkit(&["broadcast", "--local", "2", "--kill", "zero"]));
+    assert!(err.contains("HOST@SECONDS"), "{err}");
+    let err = failed(&coflowkit(&["broadcast", "--local", "2", "--bytes", "1q"]));
+    assert!(err.contains("--bytes"), "{err}");
 }

@@ -3,23 +3,14 @@
 //! need root and `ip`/`tc` (CI runs as root) and say on stderr when they did not run.
 
 mod common;
-use common::{write, TOY};
+use common::{failed, succeeded, write, TOY};
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coflowkit_testbed as netns;
-
-fn can_run(test: &str) -> bool {
-    match netns::available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("NOT RUN: {test}: {why}");
-            false
-        }
-    }
-}
+use netns::can_run;
 
 /// Names a `coflowkit` process with this pid made.
 fn prefix_of(pid: u32) -> String {
@@ -103,13 +94,7 @@ fn replay_on_netns_with_per_host_rates_and_nothing_left() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&child.wait_with_output().unwrap());
     // Rates scale with the workload (x 0.01 / 0.1): 5 to 20 Mbit/s.
     assert!(
         stdout.contains("at 5.0 to 20.0 Mbit/s each (one network namespace per host"),
@@ -195,12 +180,7 @@ fn without_root_netns_falls_back_to_pacing_and_says_so() {
             }
         }
     };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     assert!(
         stdout.contains(
             "--netns: network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); running as uid"
@@ -227,8 +207,7 @@ fn replay_refuses_a_host_with_different_up_and_down_rates() {
         ])
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failed(&out);
     assert!(
         err.contains("--port-rates: host 1 has uplink 100000000 and downlink 50000000 bit/s"),
         "{err}"

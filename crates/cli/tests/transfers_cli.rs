@@ -1,38 +1,26 @@
 //! `coflowkit transfers` as users meet it: an experiment's JSON from real processes on
 //! loopback, and bad input named.
 
-use std::process::Command;
-
-fn coflowkit() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_coflowkit"))
-}
+mod common;
+use common::{coflowkit, failed, succeeded};
 
 #[test]
 fn madd_experiment_writes_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("madd.json");
-    let out = coflowkit()
-        .args([
-            "transfers",
-            "--experiment",
-            "madd",
-            "--n",
-            "2",
-            "--unit",
-            "512k",
-            "--rate",
-            "200mbit",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&coflowkit(&[
+        "transfers",
+        "--experiment",
+        "madd",
+        "--n",
+        "2",
+        "--unit",
+        "512k",
+        "--rate",
+        "200mbit",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
     assert!(
         stdout.contains("standard_s") && stdout.contains("25%"),
         "{stdout}"
@@ -55,18 +43,20 @@ fn madd_experiment_writes_its_rows() {
 
 #[test]
 fn bad_transfers_input_is_named() {
-    let out = coflowkit()
-        .args(["transfers", "--experiment", "itc", "--policy", "lottery"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failed(&coflowkit(&[
+        "transfers",
+        "--experiment",
+        "itc",
+        "--policy",
+        "lottery",
+    ]));
     assert!(err.contains("--policy `lottery`"), "{err}");
-    let out = coflowkit()
-        .args(["transfers", "--experiment", "fetch", "--receivers", "0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failed(&coflowkit(&[
+        "transfers",
+        "--experiment",
+        "fetch",
+        "--receivers",
+        "0",
+    ]));
     assert!(err.contains("--receivers"), "{err}");
 }

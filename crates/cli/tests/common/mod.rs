@@ -15,6 +15,24 @@ pub fn coflowkit(args: &[&str]) -> Output {
         .expect("run coflowkit")
 }
 
+/// The run succeeded (else fail the test showing its stdout and stderr): its stdout.
+pub fn succeeded(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The run failed (else fail the test): its stderr.
+pub fn failed(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "succeeded: {stderr}");
+    stderr
+}
+
 /// Write `text` to `dir/name`; returns the path.
 pub fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
