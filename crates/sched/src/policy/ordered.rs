@@ -211,28 +211,13 @@ impl Scheduler for Ordered {
         let order = self.core.sorted(self.order, snap, |_| true);
         let non_preemptive = self.order == Order::FifoStrict;
         let blocked = self.core.madd_in_order(&order, snap, rates, non_preemptive);
-        let share = self.share_blocked && !non_preemptive && !blocked.is_empty();
-        if share {
+        if self.share_blocked && !non_preemptive {
             share_among_blocked(&blocked, snap.coflows, &mut self.core.budget, rates);
         }
         self.core
             .backfill_in_order(self.backfill, &order, snap, rates);
         if self.on_flow_completion == FlowCompletion::Redistribute {
-            // Freed bandwidth goes where the decision put its leftovers first: to the blocked
-            // coflows, then to the others in order. (The served coflows' flows all end at their
-            // Γ; more for one of them ends that flow sooner, not its coflow.)
-            let topup_order = if share {
-                let mut is_blocked = vec![false; snap.coflows.len()];
-                for &i in &blocked {
-                    is_blocked[i] = true;
-                }
-                let mut o = blocked;
-                o.extend(order.iter().filter(|&&i| !is_blocked[i]));
-                o
-            } else {
-                order
-            };
-            self.core.topup.index(snap.fabric.ports(), topup_order);
+            self.core.topup.index(snap.fabric.ports(), order);
         }
         Decision::none()
     }
