@@ -360,8 +360,9 @@ pub fn rows(results: &Results) -> Vec<Row> {
              {:.1} s by default and {:.1} s with freed bandwidth idle until the next coflow \
              event, as the reference's rates are; the same without the blocked coflows' share \
              (`--blocked-share off`, the `fifo` of sessions 28-29) {:.1} s and {:.1} s, \
-             against the reference's FIFO without its skipped coflows' share {:.1} s: that \
-             share is the absolute gap.",
+             against the reference's FIFO without its skipped coflows' share {:.1} s: with \
+             freed bandwidth idle, that share is the absolute gap; by default redistribution \
+             in arrival order hands the freed bandwidth back to the coflows ahead.",
             g.avg("ref-fifo"),
             g.avg("fifo"),
             g.avg("ignore-fifo"),
