@@ -3,7 +3,7 @@
 //! inputs read without bound or without end.
 
 mod common;
-use common::{coflowkit, write, TOY};
+use common::{coflowkit, inputs, write, Inputs};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -15,13 +15,11 @@ fn stderr(out: &Output) -> String {
 
 /// Commands that print on stdout, with their inputs in `dir`.
 fn printing_commands(dir: &Path) -> Vec<Vec<String>> {
-    let toy = write(dir, "toy.txt", TOY);
-    let m = write(dir, "m.txt", "nodes 3 packets\n0 4 2\n3 0 5\n1 2 0\n");
-    let v = write(
-        dir,
-        "v.json",
-        r#"{"tenants": [{"name": "A", "vector": [1, 0.5]}, {"name": "B", "vector": [0.5, 1]}]}"#,
-    );
+    let Inputs {
+        toy,
+        matrix: m,
+        vectors: v,
+    } = inputs(dir);
     let c = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     vec![
         c(&["trace", "stats", &toy]),

@@ -10,7 +10,7 @@
 //! `broadcast`, `replay`, `transfers`) are not run here: a stopped run would leave its ranks.
 
 mod common;
-use common::{write, TOY};
+use common::{inputs, Inputs};
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -145,13 +145,11 @@ fn classify(code: Option<i32>, signal: Option<i32>, stderr: &str, timed_out: boo
 }
 
 fn subs(dir: &Path) -> Vec<Sub> {
-    let toy = write(dir, "toy.txt", TOY);
-    let matrix = write(dir, "m.txt", "nodes 3 packets\n0 4 2\n3 0 5\n1 2 0\n");
-    let vectors = write(
-        dir,
-        "v.json",
-        r#"{"tenants": [{"name": "A", "vector": [1, 0.5]}, {"name": "B", "vector": [0.5, 1]}]}"#,
-    );
+    let Inputs {
+        toy,
+        matrix,
+        vectors,
+    } = inputs(dir);
     let records = dir.join("r.dat");
     std::fs::write(&records, [b'A'; 1000]).unwrap();
     let records = records.to_str().unwrap().to_string();

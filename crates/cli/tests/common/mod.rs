@@ -40,6 +40,29 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// The small inputs many commands take, written to a directory.
+pub struct Inputs {
+    /// [`TOY`].
+    pub toy: String,
+    /// A 3-node packet matrix.
+    pub matrix: String,
+    /// Two tenants' correlation vectors over two links.
+    pub vectors: String,
+}
+
+/// Write [`Inputs`] to `dir`.
+pub fn inputs(dir: &Path) -> Inputs {
+    Inputs {
+        toy: write(dir, "toy.txt", TOY),
+        matrix: write(dir, "m.txt", "nodes 3 packets\n0 4 2\n3 0 5\n1 2 0\n"),
+        vectors: write(
+            dir,
+            "v.json",
+            r#"{"tenants": [{"name": "A", "vector": [1, 0.5]}, {"name": "B", "vector": [0.5, 1]}]}"#,
+        ),
+    }
+}
+
 /// A free loopback port (bound and released; good enough for a test).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
