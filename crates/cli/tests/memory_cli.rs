@@ -170,9 +170,9 @@ fn fetch_sim_refuses_synthetic_sizes_up_front() {
         &["--rates item 1", "more than the 16777216"],
     );
     refused(
-        &["fetch", "sim", "--nodes", "100000"],
+        &["fetch", "sim", "--nodes", "65536"],
         &[
-            "1 jobs x 100000 reducers x 100000 nodes x 4 maps per node = 40000000000 fetches",
+            "1 jobs x 65536 reducers x 65536 nodes x 4 maps per node = 17179869184 fetches",
             "--max-flows",
         ],
     );
