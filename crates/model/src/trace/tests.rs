@@ -209,7 +209,7 @@ fn a_flow_count_near_2_64_is_a_short_line() {
         "4 2\n1 0 2 2 2 0 1 10 1 2 5\n2 50 18446744073709551615 1 1 2 3 4\n",
         3,
         "field 3 (flow count)",
-        "announced 18446744073709551615 flows",
+        "18446744073709551615 flows",
     );
 }
 
