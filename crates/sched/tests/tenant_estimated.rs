@@ -105,8 +105,8 @@ fn measured_rates_give_app_d2_allocation() {
         up_bytes_per_s: vec![1.0, 1.0, 100.0],
         down_bytes_per_s: vec![1.0, 1.0, 100.0],
     };
-    let decide = |v: NcVector| {
-        let mut s = build(SchedulerKind::Hug, &opts(v));
+    let decide_with = |kind: SchedulerKind, v: NcVector| {
+        let mut s = build(kind, &opts(v));
         let mut r = Rates::default();
         for (now_s, cs) in [
             (0.0, d2([[0.0; 2]; 3])),
@@ -122,6 +122,7 @@ fn measured_rates_give_app_d2_allocation() {
         }
         r
     };
+    let decide = |v: NcVector| decide_with(SchedulerKind::Hug, v);
     let est = decide(NcVector::Rates);
     close(
         &est.per_coflow,
@@ -134,20 +135,7 @@ fn measured_rates_give_app_d2_allocation() {
     let unit = decide(NcVector::Flows);
     assert!((progress_a(&unit) - 1.0 / 3.0).abs() < 1e-9, "{unit:?}");
     // DRF on the same estimates: D.2's P* = 2/5 without stage 2 (B stays at 1/15 on link 2).
-    let mut s = build(SchedulerKind::Drf, &opts(NcVector::Rates));
-    let mut r = Rates::default();
-    for (now_s, cs) in [
-        (0.0, d2([[0.0; 2]; 3])),
-        (1.0, d2([[0.05, 0.1], [0.3, 0.05], [0.2, 0.0]])),
-    ] {
-        r.reset(&cs);
-        let snap = Snapshot {
-            now_s,
-            fabric: &f,
-            coflows: &cs,
-        };
-        s.allocate(&snap, &mut r);
-    }
+    let r = decide_with(SchedulerKind::Drf, NcVector::Rates);
     close(
         &r.per_coflow,
         &[vec![0.2, 0.4], vec![0.4, 1.0 / 15.0], vec![0.4]],
