@@ -231,7 +231,7 @@ impl DecisionClock {
 /// the multi-tenant ones) and for decisions that kept no order (redistribution off; Varys'
 /// starvation intervals, where all but the starved wait).
 pub fn priority_order(sched: &mut dyn Scheduler) -> &[u32] {
-    sched.topup().map_or(&[], |t| t.order())
+    sched.priority_order()
 }
 
 /// A pair-rated policy's decisions for a world that keeps state per port pair.

@@ -14,6 +14,14 @@ pub trait Machinery {
         None
     }
 
+    /// The last decision's coflows in the policy's priority order (see
+    /// [`crate::clock::priority_order`]): by default the order freed bandwidth is handed on in.
+    /// A policy whose hand-on order differs from its priority order (`fifo` with the blocked
+    /// coflows' share) says its own.
+    fn priority_order(&mut self) -> &[u32] {
+        self.topup().map_or(&[], |t| t.order())
+    }
+
     /// The policy as a [`PairPolicy`], when its rates depend only on a flow's port pair (as
     /// configured): then a world may keep state per pair. `None` otherwise.
     fn pair_policy(&mut self) -> Option<&mut dyn PairPolicy> {

@@ -119,6 +119,9 @@ pub struct TopUp {
     candidates: BinaryHeap<Reverse<(Key, usize)>>,
     /// Peers already offered bandwidth in the current scan.
     done: Vec<u64>,
+    /// Freed ports go to flows that find spare at their other end only: nobody yields (for a
+    /// policy whose leftovers are not handed out by priority, see [`TopUp::set_yielding`]).
+    no_yield: bool,
 }
 
 const UP: usize = 0;
@@ -159,6 +162,12 @@ impl TopUp {
     pub fn index(&mut self, ports: usize, order: impl IntoIterator<Item = usize>) {
         self.set_order(ports, order);
         self.pending = Pending::All;
+    }
+
+    /// Whether a flow handed a freed port takes the other end from lower-priority flows (the
+    /// default) or only what is spare there.
+    pub fn set_yielding(&mut self, on: bool) {
+        self.no_yield = !on;
     }
 
     fn set_order(&mut self, ports: usize, order: impl IntoIterator<Item = usize>) {
@@ -490,8 +499,9 @@ impl TopUp {
         }
         let mut work = std::mem::take(&mut self.work);
         work.clear();
-        work.extend(down.iter().map(|&p| (p, DOWN, true)));
-        work.extend(up.iter().map(|&p| (p, UP, true)));
+        let preempt = !self.no_yield;
+        work.extend(down.iter().map(|&p| (p, DOWN, preempt)));
+        work.extend(up.iter().map(|&p| (p, UP, preempt)));
         // A coflow's flows often end together: scan each freed port once.
         work.sort_unstable_by_key(|&(p, side, _)| (side, p));
         work.dedup();
