@@ -47,6 +47,18 @@ pub struct Levels {
     fresh: Vec<f64>,
     check: Vec<u32>,
     marked: Vec<bool>,
+    /// Per resource without frozen demands: an upper bound on its load (the sum the
+    /// optimality test takes, exactly and as summed in floating point) in the present
+    /// answer, or infinite. Weights only go down, so the load grows by at most what the
+    /// levels that rose add (`rise`, per resource, at the new weights); while the bound
+    /// stays under capacity the test's own sum would too, and is not taken: the same
+    /// verdict. Reset whenever the assignment changes.
+    bound: Vec<f64>,
+    rise: Vec<f64>,
+    risen: Vec<u32>,
+    /// Tests: take every sum, as before the bounds, to compare verdicts.
+    #[cfg(test)]
+    pub(crate) sum_always: bool,
     /// Resources whose inputs moved (to re-solve), and those whose level moved.
     dirty: Vec<bool>,
     dirtied: Vec<u32>,
@@ -120,6 +132,10 @@ impl Levels {
         }
         self.marked.clear();
         self.marked.resize(n, false);
+        self.bound.clear();
+        self.bound.resize(n, f64::INFINITY);
+        self.rise.clear();
+        self.rise.resize(n, 0.0);
         self.dirty.clear();
         self.dirty.resize(n, false);
         self.refilled.clear();
@@ -165,8 +181,12 @@ impl Levels {
         // Solve in freeze order from `first`: the levels a resource reads come earlier. Only
         // resources whose inputs moved (a lowered weight, or the level of a demand frozen
         // elsewhere) are solved again.
+        // `fresh[n]` stands for `NONE`: a level of 0 makes a term 0 without a branch (adding
+        // 0 to a sum of non-negative terms leaves it as it is, bit for bit).
+        let n = self.level.len();
         self.fresh.clear();
         self.fresh.extend_from_slice(&self.level);
+        self.fresh.push(0.0);
         self.moved_levels.clear();
         let mut negative = false;
         for k in first..self.order.len() {
@@ -175,13 +195,11 @@ impl Levels {
                 continue;
             }
             let (mut weight, mut used) = (0.0, 0.0);
+            self.fresh[r] = 0.0; // the demands frozen here add to `weight`, not to `used`
             for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
-                let (w, b) = (demands[i as usize].weight, self.at[i as usize]);
-                if b as usize == r {
-                    weight += w;
-                } else if b != NONE {
-                    used += w * self.fresh[b as usize];
-                }
+                let (w, b) = (demands[i as usize].weight, self.at[i as usize] as usize);
+                weight += if b == r { w } else { 0.0 };
+                used += w * self.fresh[b.min(n)];
             }
             self.fresh[r] = if weight > 0.0 {
                 let level = (self.cap[r] - used) / weight;
@@ -217,18 +235,30 @@ impl Levels {
         if negative {
             return None;
         }
-        // The optimality test over the demands through the resources whose level moved.
+        // The optimality test over the demands through the resources whose level moved. A
+        // resource without frozen demands is summed again only if its bound (see `bound`)
+        // plus what its terms rose by may be over capacity.
         self.check.clear();
         let mut ok = true;
         'test: for k in 0..self.moved_levels.len() {
             let r = self.moved_levels[k] as usize;
+            let rise = self.fresh[r] - self.level[r];
             for &i in &self.adj[self.start[r] as usize..self.start[r + 1] as usize] {
                 let d = demands[i as usize];
                 let b = self.at[i as usize];
+                let (up, down) = (d.src as usize, ports + d.dst as usize);
+                if b as usize == r && (rise > 0.0 || rise.is_nan()) {
+                    let other = if r == up { down } else { up };
+                    if self.rise[other] == 0.0 {
+                        self.risen.push(other as u32);
+                    }
+                    // Infinite or NaN (a weight-0 demand at a level gone infinite): sum it.
+                    let add = d.weight * rise;
+                    self.rise[other] += if add >= 0.0 { add } else { f64::INFINITY };
+                }
                 if d.weight <= 0.0 || b == NONE {
                     continue;
                 }
-                let (up, down) = (d.src as usize, ports + d.dst as usize);
                 let other = if b as usize == up { down } else { up };
                 let (lb, lo) = (self.fresh[b as usize], self.fresh[other]);
                 if lo.is_infinite() {
@@ -248,19 +278,42 @@ impl Levels {
             if !ok {
                 continue;
             }
+            let terms = (self.start[q + 1] - self.start[q]) as f64;
+            let slack = 1.0 + (1e-12f64).max((terms + 4.0) * f64::EPSILON);
+            let limit = self.cap[q] * (1.0 + TOLERANCE);
+            let bound = (self.bound[q] + self.rise[q]) * slack;
+            self.rise[q] = 0.0;
+            #[cfg(test)]
+            let bound = if self.sum_always {
+                f64::INFINITY
+            } else {
+                bound
+            };
+            if bound * slack <= limit {
+                self.bound[q] = bound;
+                continue;
+            }
+            let level = std::mem::replace(&mut self.fresh[q], 0.0);
             let load: f64 = (self.adj[self.start[q] as usize..self.start[q + 1] as usize].iter())
                 .map(|&i| {
-                    let b = self.at[i as usize];
-                    if b == NONE || b as usize == q {
-                        0.0
-                    } else {
-                        demands[i as usize].weight * self.fresh[b as usize]
-                    }
+                    demands[i as usize].weight * self.fresh[(self.at[i as usize] as usize).min(n)]
                 })
                 .sum();
-            ok = load <= self.cap[q] * (1.0 + TOLERANCE);
+            self.fresh[q] = level;
+            ok = load <= limit;
+            self.bound[q] = load * slack;
         }
+        // A resource whose terms rose without a look has no bound any more.
+        for &q in &self.risen {
+            let q = q as usize;
+            if self.rise[q] != 0.0 {
+                self.bound[q] = f64::INFINITY;
+                self.rise[q] = 0.0;
+            }
+        }
+        self.risen.clear();
         if !ok {
+            self.bound.fill(f64::INFINITY);
             return None;
         }
         self.changed.clear();
@@ -334,17 +387,20 @@ impl Levels {
         self.budget.up.extend_from_slice(&self.cap[..ports]);
         self.budget.down.clear();
         self.budget.down.extend_from_slice(&self.cap[ports..]);
+        // The kept demands' levels, 0 at refilled resources and for `NONE` (`[n]`): a
+        // term of 0 adds nothing, bit for bit, and takes no branch.
+        let n = self.level.len();
+        self.fresh.clear();
+        self.fresh.extend(
+            (self.level.iter().zip(&self.refilled)).map(|(&l, &re)| if re { 0.0 } else { l }),
+        );
+        self.fresh.push(0.0);
         for &q in &self.touched {
             let q = q as usize;
             self.marked[q] = false;
             let kept: f64 = (self.adj[self.start[q] as usize..self.start[q + 1] as usize].iter())
                 .map(|&i| {
-                    let b = self.at[i as usize];
-                    if b == NONE || self.refilled[b as usize] {
-                        0.0
-                    } else {
-                        demands[i as usize].weight * self.level[b as usize]
-                    }
+                    demands[i as usize].weight * self.fresh[(self.at[i as usize] as usize).min(n)]
                 })
                 .sum();
             let left = (self.cap[q] - kept).max(0.0);
@@ -396,6 +452,7 @@ impl Levels {
             self.refilled[r as usize] = false;
         }
         std::mem::swap(&mut self.order, &mut self.new_order);
+        self.bound.fill(f64::INFINITY); // the assignment moved
         for (k, &r) in self.order.iter().enumerate() {
             self.pos[r as usize] = k as u32;
         }
