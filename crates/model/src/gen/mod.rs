@@ -2,7 +2,8 @@
 //! spec and seed give the same trace on every platform.
 //!
 //! - [`custom`]: CoflowSim's CUSTOM-style generator, coflows drawn from width/length classes;
-//! - [`fb`]: the FB trace resampled to any number of coflows and any load.
+//! - [`fb`]: the FB trace resampled to any number of coflows and any load;
+//! - [`hug`]: the two-coflow and three-coflow workloads of HUG's cluster experiments.
 //!
 //! Both produce equal-split mapper x reducer coflows, so their output is writable in both trace
 //! formats.
@@ -11,6 +12,7 @@ mod arrivals;
 pub mod concurrent;
 pub mod custom;
 pub mod fb;
+pub mod hug;
 pub mod waves;
 mod width;
 
