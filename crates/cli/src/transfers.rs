@@ -247,18 +247,20 @@ pub fn run(a: TransfersArgs) -> Result<()> {
             };
             let rows = experiments::itc_policies(&b, &s, &policies)?;
             outln!(
-                "{:<14} {:>8} {:>8} {:>12} {:>12} {:>13} {:>13}  note",
+                "{:<14} {:>8} {:>8} {:>12} {:>12} {:>13} {:>13} {:>11} {:>17}  note",
                 "policy",
                 "batch_s",
                 "adhoc_s",
                 "batch_end_s",
                 "adhoc_end_s",
                 "model_batch_s",
-                "model_adhoc_s"
+                "model_adhoc_s",
+                "adhoc_share",
+                "model_adhoc_share"
             )?;
             for r in &rows {
                 outln!(
-                    "{:<14} {:>8} {:>8} {:>12} {:>12} {:>13.3} {:>13.3}  {}",
+                    "{:<14} {:>8} {:>8} {:>12} {:>12} {:>13.3} {:>13.3} {:>11} {:>17.3}  {}",
                     serde_json::to_value(r.policy)?.as_str().unwrap_or("?"),
                     f(r.batch_s),
                     f(r.adhoc_s),
@@ -266,6 +268,8 @@ pub fn run(a: TransfersArgs) -> Result<()> {
                     f(r.adhoc_end_s),
                     r.model_batch_s,
                     r.model_adhoc_s,
+                    f(r.adhoc_share),
+                    r.model_adhoc_share,
                     r.error.clone().unwrap_or_default()
                 )?;
             }

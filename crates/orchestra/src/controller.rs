@@ -176,6 +176,12 @@ impl Controller {
         self.last_progress_s = now_s;
     }
 
+    /// The inter-transfer controller holds this broadcast (a share of 0): time held is not
+    /// a stall.
+    pub fn on_held(&mut self, now_s: f64) {
+        self.last_progress_s = self.last_progress_s.max(now_s);
+    }
+
     pub fn on_dead(&mut self, host: u32, now_s: f64) {
         self.alive[host as usize] = false;
         self.last_death_s = Some(now_s);

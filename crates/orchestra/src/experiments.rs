@@ -251,6 +251,11 @@ pub struct ItcRow {
     /// The fluid model (`itc::completion_times`) on the senders' aggregate uplink.
     pub model_batch_s: f64,
     pub model_adhoc_s: f64,
+    /// The ad hoc transfer's share of the bytes sent while it ran (`TransferResult::own_share`):
+    /// the ITC's decision, measured apart from how fast the CPUs let the bytes go.
+    pub adhoc_share: Option<f64>,
+    /// The fluid model's share for it (its bytes over all bytes sent during its life).
+    pub model_adhoc_share: f64,
     pub error: Option<String>,
 }
 
@@ -316,6 +321,10 @@ pub fn itc_policies(
             adhoc_end_s: end(&out[1]),
             model_batch_s: model[0] - ts[0].arrival_s,
             model_adhoc_s: model[1] - ts[1].arrival_s,
+            adhoc_share: out[1].own_share,
+            // The link is full throughout, so the bytes sent during its life are its duration
+            // at the capacity.
+            model_adhoc_share: model_in[1].bytes / ((model[1] - ts[1].arrival_s) * capacity),
             error: out[0].error.clone().or(out[1].error.clone()),
         });
     }

@@ -43,6 +43,12 @@ pub enum FlowFromNode {
         flow: u32,
         why: String,
     },
+    /// The answer to `Mark`: the bytes this host had sent of each transfer when it read the
+    /// mark (after every share change the controller sent before it).
+    Sent {
+        mark: u32,
+        bytes: Vec<(u32, u64)>,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -66,6 +72,10 @@ pub enum FlowToNode {
     Share {
         transfer: u32,
         rate_bps: Option<f64>,
+    },
+    /// Say how many bytes of each transfer this host has sent so far (`Sent`).
+    Mark {
+        mark: u32,
     },
     Finish,
 }
@@ -125,6 +135,9 @@ struct Host {
     pacer: Option<Pacer>,
     gated: bool,
     gates: Mutex<HashMap<u32, Arc<Gate>>>,
+    /// Bytes written to peers per transfer: what the ITC's shares let through, counted where
+    /// they take effect (receivers' counts would lag by the socket buffers).
+    sent: Mutex<HashMap<u32, u64>>,
 }
 
 impl Host {
@@ -133,6 +146,18 @@ impl Host {
         g.entry(transfer)
             .or_insert_with(|| Arc::new(Gate::new(self.gated.then_some(0.0))))
             .clone()
+    }
+
+    fn count(&self, transfer: u32, bytes: u64) {
+        let mut s = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+        *s.entry(transfer).or_default() += bytes;
+    }
+
+    fn sent(&self) -> Vec<(u32, u64)> {
+        let s = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<(u32, u64)> = s.iter().map(|(&t, &b)| (t, b)).collect();
+        v.sort_unstable();
+        v
     }
 }
 
@@ -185,6 +210,7 @@ async fn flow_node(env: NodeEnv) -> Result<(), OrchestraError> {
                     pacer: pace_bps.map(Pacer::new),
                     gated,
                     gates: Mutex::new(HashMap::new()),
+                    sent: Mutex::new(HashMap::new()),
                 });
                 host = Some(h.clone());
                 if let Some(l) = listener.take() {
@@ -203,6 +229,10 @@ async fn flow_node(env: NodeEnv) -> Result<(), OrchestraError> {
                 if let Some(h) = &host {
                     h.gate(transfer).rate.send_replace(rate_bps);
                 }
+            }
+            FlowToNode::Mark { mark } => {
+                let bytes = host.as_ref().map(|h| h.sent()).unwrap_or_default();
+                let _ = tx.send(FlowFromNode::Sent { mark, bytes });
             }
             FlowToNode::Finish => return Ok(()),
             m => {
@@ -250,6 +280,7 @@ async fn serve(host: Arc<Host>, mut s: TcpStream) -> std::io::Result<()> {
             p.wait(n).await;
         }
         s.write_all(&pat[..n]).await?;
+        host.count(transfer, n as u64);
         left -= n as u64;
     }
     s.flush().await

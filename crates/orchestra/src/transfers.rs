@@ -75,6 +75,10 @@ pub struct TransferResult {
     pub receiver_times_s: Vec<(u32, f64)>,
     /// The optimum alone on the hose model: the most loaded port's bytes at the link rate.
     pub bound_s: Option<f64>,
+    /// Of the bytes every sender wrote, of any transfer, between this transfer's arrival and
+    /// its end, the fraction that were its own: the share of the network the ITC gave it.
+    /// Unlike its completion time it does not depend on how fast the hosts' CPUs keep up.
+    pub own_share: Option<f64>,
     pub error: Option<String>,
 }
 
@@ -283,6 +287,8 @@ async fn drive(
     let mut started_at: Vec<Option<f64>> = vec![None; n];
     let mut ended_at: Vec<Option<f64>> = vec![None; n];
     let mut error: Option<String> = None;
+    let mut marks = Marks::new(hosts);
+    let mut mark_at: Vec<(Option<usize>, Option<usize>)> = vec![(None, None); n];
     let t0 = Instant::now();
     let end = t0 + Duration::from_secs_f64(cfg.timeout_s.max(0.0));
     loop {
@@ -296,6 +302,10 @@ async fn drive(
         if !arrived.is_empty() {
             // Shares first: a gated host holds a new transfer's bytes until its share comes.
             shares(cfg, transfers, &started_at, &ended_at, &writers);
+            let m = marks.send(&writers);
+            for &t in &arrived {
+                mark_at[t].0 = Some(m);
+            }
             for &t in &arrived {
                 fetches(cfg, t, &transfers[t], &addrs, &writers);
             }
@@ -332,6 +342,7 @@ async fn drive(
                         if left[t] == 0 && ended_at[t].is_none() {
                             ended_at[t] = Some(now_s);
                             shares(cfg, transfers, &started_at, &ended_at, &writers);
+                            mark_at[t].1 = Some(marks.send(&writers));
                         }
                     }
                     Some(FlowFromNode::FlowFailed { transfer, why, .. }) => {
@@ -339,6 +350,7 @@ async fn drive(
                         error = Some(format!("transfer `{name}` at host {h}: {why}"));
                         break;
                     }
+                    Some(FlowFromNode::Sent { mark, bytes }) => marks.got(h, mark, bytes),
                     Some(FlowFromNode::Hello { .. }) => {}
                     None => {
                         error = Some(format!("host {h} left during the run"));
@@ -351,6 +363,19 @@ async fn drive(
                     error = Some(format!("not done after the timeout of {} s", cfg.timeout_s));
                     break;
                 }
+            }
+        }
+    }
+    if error.is_none() {
+        // The last marks' answers (each host answers in order, right after its last flow).
+        let wait = Instant::now() + Duration::from_secs(5);
+        while !marks.complete() {
+            match tokio::time::timeout_at(wait, ev.recv()).await {
+                Ok(Some((h, Some(FlowFromNode::Sent { mark, bytes })))) => {
+                    marks.got(h, mark, bytes)
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
             }
         }
     }
@@ -381,6 +406,10 @@ async fn drive(
                 bound_s: cfg
                     .rate_bps
                     .map(|r| max_port_bytes(&spec.flows) as f64 * 8.0 / r),
+                own_share: match mark_at[t] {
+                    (Some(a), Some(b)) => marks.own_share(t as u32, a, b),
+                    _ => None,
+                },
                 error: completion_s.is_none().then(|| {
                     error
                         .clone()
@@ -389,6 +418,63 @@ async fn drive(
             }
         })
         .collect())
+}
+
+/// Snapshots of the bytes each host has sent per transfer, taken at every ITC decision.
+struct Marks {
+    hosts: u32,
+    /// Per mark, per host: its answer.
+    sent: Vec<Vec<Option<HashMap<u32, u64>>>>,
+}
+
+impl Marks {
+    fn new(hosts: u32) -> Marks {
+        Marks {
+            hosts,
+            sent: Vec::new(),
+        }
+    }
+
+    /// Ask every host for its counts (after the shares sent before, on the same connection).
+    fn send(&mut self, w: &Writers) -> usize {
+        let m = self.sent.len();
+        self.sent.push(vec![None; self.hosts as usize]);
+        for h in 0..self.hosts {
+            send(w, h, FlowToNode::Mark { mark: m as u32 });
+        }
+        m
+    }
+
+    fn got(&mut self, host: u32, mark: u32, bytes: Vec<(u32, u64)>) {
+        if let Some(slot) = self
+            .sent
+            .get_mut(mark as usize)
+            .and_then(|m| m.get_mut(host as usize))
+        {
+            *slot = Some(bytes.into_iter().collect());
+        }
+    }
+
+    fn complete(&self) -> bool {
+        self.sent.iter().flatten().all(Option::is_some)
+    }
+
+    /// Transfer `t`'s bytes between marks `a` and `b` over every transfer's, all hosts
+    /// together (None: a host did not answer, or nothing was sent).
+    fn own_share(&self, t: u32, a: usize, b: usize) -> Option<f64> {
+        let (mut own, mut all) = (0u64, 0u64);
+        for h in 0..self.hosts as usize {
+            let (sa, sb) = (self.sent[a][h].as_ref()?, self.sent[b][h].as_ref()?);
+            for (&u, &end) in sb {
+                let d = end.saturating_sub(sa.get(&u).copied().unwrap_or(0));
+                all += d;
+                if u == t {
+                    own += d;
+                }
+            }
+        }
+        (all > 0).then(|| own as f64 / all as f64)
+    }
 }
 
 /// The ITC: each active transfer's share of every host's uplink, to every host.
@@ -494,6 +580,27 @@ mod tests {
             .map(|(_, r)| r)
             .sum();
         assert_eq!(into_5, 100.0);
+    }
+
+    /// The share counts what each transfer sent between the marks, over all hosts; a host that
+    /// did not answer leaves it unknown rather than wrong.
+    #[test]
+    fn own_share_is_the_bytes_between_the_marks() {
+        let mut m = Marks::new(2);
+        m.sent.push(vec![None, None]);
+        m.sent.push(vec![None, None]);
+        m.got(0, 0, vec![(0, 100)]);
+        m.got(1, 0, vec![(0, 50)]);
+        m.got(0, 1, vec![(0, 130), (1, 90)]);
+        assert_eq!(m.own_share(1, 0, 1), None, "host 1 has not answered mark 1");
+        assert!(!m.complete());
+        m.got(1, 1, vec![(0, 60), (1, 0)]);
+        m.got(7, 1, vec![(0, 1)]); // no such host: ignored
+        assert!(m.complete());
+        // Transfer 0 sent 30 + 10, transfer 1 sent 90.
+        assert_eq!(m.own_share(1, 0, 1), Some(90.0 / 130.0));
+        assert_eq!(m.own_share(0, 0, 1), Some(40.0 / 130.0));
+        assert_eq!(m.own_share(0, 0, 0), None, "nothing sent");
     }
 
     #[test]

@@ -25,8 +25,13 @@ fn node_entry() {
 
 /// Orchestra's ITC experiment in miniature: a batch shuffle (2 senders to 2 receivers, 32 MiB)
 /// and an ad hoc one (8 MiB) arriving 0.4 s later with a higher priority. Under priority the
-/// ad hoc transfer overtakes the batch and runs about twice as fast as under fair sharing;
-/// under FIFO it waits for the batch.
+/// ad hoc transfer overtakes the batch and has the senders to itself, about twice its share
+/// under fair sharing; under FIFO it waits for the batch.
+///
+/// The speedup is asserted on the bytes the senders wrote while the ad hoc transfer ran, not
+/// on its wall-clock time: the policies run one after another, and on a loaded machine the
+/// CPUs, not the paced links, can set the pace of one run and not the next (1.3x once failed
+/// that way). The share is what the ITC decides; at full links it is the time ratio.
 #[test]
 fn a_high_priority_transfer_overtakes_a_batch_one() {
     let b = Bench {
@@ -53,7 +58,7 @@ fn a_high_priority_transfer_overtakes_a_batch_one() {
     for r in &rows {
         assert_eq!(r.error, None, "{r:?}");
         // Nothing beats the paced links (the model is the links at full use; pacing may run
-        // one 64 KiB piece ahead per flow).
+        // one 64 KiB piece ahead per flow). Load only slows a run, so this holds under it.
         assert!(r.adhoc_s.unwrap() >= 0.9 * r.model_adhoc_s, "{r:?}");
     }
     let (fifo, fair, prio) = (&rows[0], &rows[1], &rows[2]);
@@ -65,10 +70,24 @@ fn a_high_priority_transfer_overtakes_a_batch_one() {
         fifo.adhoc_end_s.unwrap() >= fifo.batch_end_s.unwrap(),
         "FIFO: the ad hoc transfer waits for the batch: {fifo:?}"
     );
-    let speedup = fair.adhoc_s.unwrap() / prio.adhoc_s.unwrap();
+    let (fair_share, prio_share) = (fair.adhoc_share.unwrap(), prio.adhoc_share.unwrap());
+    assert!((fair.model_adhoc_share - 0.5).abs() < 1e-9, "{fair:?}");
+    assert!((prio.model_adhoc_share - 1.0).abs() < 1e-9, "{prio:?}");
+    // Priority shuts the batch's gates at the ad hoc's arrival: only pieces already past them
+    // (at most one 64 KiB piece per batch flow, 256 KiB against 8 MiB) still go.
+    assert!(prio_share > 0.95, "priority: {prio:?}");
+    // Fair sharing gives each transfer half of every sender's uplink. The end mark reaches the
+    // senders after the ad hoc's last bytes are read and reported, while the batch still sends
+    // at half: some tens of milliseconds at 100 Mbit/s, more when the hosts lag under load.
+    assert!((0.35..0.65).contains(&fair_share), "fair: {fair:?}");
+    let speedup = prio_share / fair_share;
+    eprintln!(
+        "ad hoc share: fair {fair_share:.3}, priority {prio_share:.3}: {speedup:.2}x; time {:.2}x",
+        fair.adhoc_s.unwrap() / prio.adhoc_s.unwrap()
+    );
     assert!(
-        speedup > 1.3,
-        "priority over fair sharing: {speedup:.2}x (model 2x): {fair:?} {prio:?}"
+        speedup > 1.45,
+        "priority over fair sharing at equal throughput: {speedup:.2}x (model 2x): {fair:?} {prio:?}"
     );
 }
 

@@ -32,6 +32,11 @@ pub struct BroadcastOptions {
     /// configuration, `CoordinatorConfig::racks`) or CornetClustering (racks learned from the
     /// coordinator's earlier broadcasts); other mechanisms are refused by name.
     pub mechanism: Option<coflowkit_orchestra::Mechanism>,
+    /// Its class under the coordinator's inter-transfer controller
+    /// (`CoordinatorConfig::broadcast_policy`): larger is more urgent.
+    pub priority: u32,
+    /// Its weighted fair share there (0: 1).
+    pub weight: f64,
 }
 
 impl Client {
@@ -61,6 +66,8 @@ impl Client {
                 digest,
                 peer_set: opts.peer_set,
                 mechanism: opts.mechanism.map(|m| m.to_string()).unwrap_or_default(),
+                priority: opts.priority,
+                weight: opts.weight,
             })
             .await
             .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?;

@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 
 use coflowkit_orchestra::clustering::{racks_from_transfers, ClusteringOptions};
 use coflowkit_orchestra::controller::{Controller, Transfer, Verdict};
+use coflowkit_orchestra::itc::{self, Policy};
 use coflowkit_orchestra::layout::Layout;
 use coflowkit_orchestra::Mechanism;
 
@@ -39,6 +40,8 @@ struct Broadcast {
     daemons: Vec<String>,
     layout: Layout,
     digest: String,
+    /// Its class under the inter-transfer controller (arrival, bytes, priority, weight).
+    class: itc::Transfer,
 }
 
 /// Why a broadcast request is refused.
@@ -56,6 +59,22 @@ pub struct Broadcasts {
     /// Block transfers between receivers of past and running broadcasts:
     /// (from daemon, to daemon, seconds).
     history: VecDeque<(String, String, f64)>,
+    /// The inter-transfer controller across broadcasts (None: none).
+    policy: Option<Policy>,
+}
+
+/// A broadcast's weighted fair share as requested: 0 means 1; negative or not finite is
+/// refused by name.
+pub fn weight(w: f64) -> Result<f64, Refused> {
+    if w == 0.0 {
+        Ok(1.0)
+    } else if w.is_finite() && w > 0.0 {
+        Ok(w)
+    } else {
+        Err(Refused::Invalid(format!(
+            "weight {w}: must be positive and finite (0 = 1)"
+        )))
+    }
 }
 
 /// The host part of a daemon address: `10.0.0.1:7000` -> `10.0.0.1`, `[::1]:7000` -> `::1`.
@@ -71,6 +90,48 @@ impl Broadcasts {
             racks,
             ..Default::default()
         }
+    }
+
+    /// With an inter-transfer controller across broadcasts.
+    pub fn with_policy(mut self, policy: Option<Policy>) -> Broadcasts {
+        self.policy = policy;
+        self
+    }
+
+    /// A started broadcast's class: when it arrived (seconds since the coordinator started),
+    /// its priority and weight (checked by [`weight`]).
+    pub fn classify(&mut self, coflow: u64, data_id: &str, now_s: f64, priority: u32, weight: f64) {
+        if let Some(b) = self.map.get_mut(&(coflow, data_id.to_string())) {
+            b.class.arrival_s = now_s;
+            b.class.priority = priority;
+            b.class.weight = weight;
+        }
+    }
+
+    /// The ITC's share of a receiver's NIC for broadcast `key` among those still running
+    /// (None: no ITC). A held broadcast (share 0) is not stalled: its clock is kept moving.
+    fn share(&mut self, key: &(u64, String), now_s: f64) -> Option<f64> {
+        let policy = self.policy?;
+        let mut running: Vec<(&(u64, String), &itc::Transfer)> = self
+            .map
+            .iter()
+            .filter(|(_, b)| b.ctl.verdict(now_s, STALL_S) == Verdict::Running)
+            .map(|(k, b)| (k, &b.class))
+            .collect();
+        // A stable order: the shares do not depend on the map's.
+        running.sort_by(|a, b| a.0.cmp(b.0));
+        let classes: Vec<&itc::Transfer> = running.iter().map(|r| r.1).collect();
+        let shares = itc::shares(policy, &classes);
+        let share = running
+            .iter()
+            .position(|r| r.0 == key)
+            .map_or(1.0, |i| shares[i]);
+        if share <= 0.0 {
+            if let Some(b) = self.map.get_mut(key) {
+                b.ctl.on_held(now_s);
+            }
+        }
+        Some(share)
     }
 
     /// Racks learned from the transfer history (CornetClustering): daemon -> rack. Daemons
@@ -186,6 +247,12 @@ impl Broadcasts {
                 daemons: vec![source.to_string()],
                 layout,
                 digest: digest.to_ascii_lowercase(),
+                class: itc::Transfer {
+                    arrival_s: 0.0,
+                    bytes: size as f64,
+                    priority: 0,
+                    weight: 1.0,
+                },
             },
         );
         Ok(())
@@ -269,7 +336,7 @@ impl Broadcasts {
                 rack: b.ctl.rack(h),
             })
             .collect();
-        Ok(BroadcastPeersReply {
+        let mut reply = BroadcastPeersReply {
             rack: b.ctl.rack(host),
             rack_aware: b.racks.is_some(),
             host,
@@ -278,7 +345,15 @@ impl Broadcasts {
             digest: b.digest.clone(),
             peers,
             failed,
-        })
+            shared: false,
+            share: 0.0,
+        };
+        let key = (r.coflow, r.data_id.clone());
+        if let Some(s) = self.share(&key, now_s) {
+            reply.shared = true;
+            reply.share = s;
+        }
+        Ok(reply)
     }
 
     /// Each host's rack in a broadcast (index = host; 0 the source).
@@ -343,6 +418,71 @@ mod tests {
             daemon: daemon.into(),
             ..Default::default()
         }
+    }
+
+    fn ask_for(data_id: &str, daemon: &str) -> BroadcastPeersRequest {
+        BroadcastPeersRequest {
+            data_id: data_id.into(),
+            ..ask(daemon)
+        }
+    }
+
+    /// The ITC's shares ride on the peers replies: without a policy none; with one, among the
+    /// broadcasts still running (a finished one leaves its share to the others); a held
+    /// broadcast is not failed as stalled, however long it waits.
+    #[test]
+    fn replies_carry_the_inter_transfer_shares() {
+        let all = |_: &str| true;
+        let mut plain = Broadcasts::default();
+        plain.start(7, "x", "s:1", 10, 4, D, 0, "").unwrap();
+        let r = plain.peers(0.0, &ask_for("x", "a:1"), all).unwrap();
+        assert!(!r.shared);
+
+        let run = |policy| {
+            let mut b = Broadcasts::default().with_policy(Some(policy));
+            b.start(7, "batch", "s:1", 1000, 4, D, 0, "").unwrap();
+            b.classify(7, "batch", 0.0, 0, 1.0);
+            b.start(7, "adhoc", "s:1", 10, 4, D, 0, "").unwrap();
+            b.classify(7, "adhoc", 1.0, 1, 3.0);
+            b
+        };
+        // A broadcast counts from its first receiver's ask on (before it, it moves nothing).
+        let shares = |b: &mut Broadcasts, now: f64| {
+            b.peers(now, &ask_for("adhoc", "a:1"), all).unwrap();
+            let x = b.peers(now, &ask_for("batch", "a:1"), all).unwrap();
+            let y = b.peers(now, &ask_for("adhoc", "a:1"), all).unwrap();
+            assert!(x.shared && y.shared);
+            (x.share, y.share)
+        };
+        assert_eq!(shares(&mut run(Policy::Priority), 2.0), (0.0, 1.0));
+        assert_eq!(shares(&mut run(Policy::Fifo), 2.0), (1.0, 0.0));
+        assert_eq!(shares(&mut run(Policy::WeightedFair), 2.0), (0.25, 0.75));
+        // FIFO: the ad hoc broadcast waits long past the stall limit, then gets the NIC once
+        // the batch's receiver is done.
+        let mut b = run(Policy::Fifo);
+        shares(&mut b, 2.0);
+        for t in 3..100 {
+            // The batch moves (a block a second), so it is neither stalled nor done.
+            let mut news = ask_for("batch", "a:1");
+            news.got = vec![BlockGot {
+                block: t,
+                from: 0,
+                secs: 0.5,
+            }];
+            b.peers(t as f64, &news, all).unwrap();
+            let y = b.peers(t as f64, &ask_for("adhoc", "a:1"), all).unwrap();
+            assert!(y.failed.is_empty() && y.share == 0.0, "{t}: {y:?}");
+        }
+        let mut done = ask_for("batch", "a:1");
+        done.done = true;
+        done.digest = D.into();
+        b.peers(100.0, &done, all).unwrap();
+        let y = b.peers(100.5, &ask_for("adhoc", "a:1"), all).unwrap();
+        assert_eq!((y.failed.as_str(), y.share), ("", 1.0));
+        // Weights are checked by name; 0 means 1.
+        assert_eq!(weight(0.0), Ok(1.0));
+        assert!(matches!(weight(-1.0), Err(Refused::Invalid(w)) if w.contains("weight -1")));
+        assert!(weight(f64::NAN).is_err());
     }
 
     #[test]

@@ -67,6 +67,11 @@ pub struct CoordinatorConfig {
     /// The topology for rack-aware broadcasts (CornetTopology): each daemon host (its address
     /// without the port, e.g. `10.0.0.7`) -> its rack. Empty = unknown (default).
     pub racks: std::collections::HashMap<String, u32>,
+    /// The inter-transfer controller over concurrent broadcasts (Orchestra's ITC, spec §2.0):
+    /// FIFO, strict priority or weighted fair shares of each receiver's NIC, handed to the
+    /// receivers' daemons with their peers every second. `None`: broadcasts share the network
+    /// as TCP does (default).
+    pub broadcast_policy: Option<coflowkit_orchestra::itc::Policy>,
 }
 
 impl CoordinatorConfig {
@@ -85,6 +90,7 @@ impl CoordinatorConfig {
             forget_daemons_after: Some(Duration::from_secs(300)),
             tenant_local: false,
             racks: Default::default(),
+            broadcast_policy: None,
         }
     }
 }
@@ -127,7 +133,10 @@ async fn serve_on(
         control_stats: Arc::new(ListenStats::default()),
         max_daemons: config.max_daemons,
         metrics_stats: Arc::new(ListenStats::default()),
-        broadcasts: Mutex::new(broadcast::Broadcasts::with_racks(config.racks.clone())),
+        broadcasts: Mutex::new(
+            broadcast::Broadcasts::with_racks(config.racks.clone())
+                .with_policy(config.broadcast_policy),
+        ),
         board: tenant.then(|| board.clone()),
         refused: Default::default(),
     });

@@ -371,6 +371,7 @@ impl Coordinator for Service {
     ) -> Result<Response<Empty>, Status> {
         let r = req.into_inner();
         check_name("data_id", &r.data_id)?;
+        let weight = super::broadcast::weight(r.weight).map_err(refused)?;
         let (source, size) = {
             let s = self.0.lock();
             let (port, size) = s.locate(r.coflow, &r.data_id).ok_or_else(|| {
@@ -381,19 +382,21 @@ impl Coordinator for Service {
             })?;
             (s.daemons()[port].addr.clone(), size)
         };
-        self.0
-            .broadcasts()
-            .start(
-                r.coflow,
-                &r.data_id,
-                &source,
-                size,
-                r.block_bytes,
-                &r.digest,
-                r.peer_set,
-                &r.mechanism,
-            )
-            .map_err(refused)?;
+        let now = self.0.now_s();
+        let mut b = self.0.broadcasts();
+        b.start(
+            r.coflow,
+            &r.data_id,
+            &source,
+            size,
+            r.block_bytes,
+            &r.digest,
+            r.peer_set,
+            &r.mechanism,
+        )
+        .map_err(refused)?;
+        b.classify(r.coflow, &r.data_id, now, r.priority, weight);
+        drop(b);
         tracing::info!(coflow = r.coflow, data_id = %r.data_id, bytes = size, "broadcast started");
         Ok(Response::new(Empty {}))
     }

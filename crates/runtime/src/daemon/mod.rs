@@ -2,6 +2,7 @@
 //! gets over TCP at the rates the coordinator assigns (token bucket per flow), reports bytes
 //! sent every Δ, and keeps serving at fair share while the coordinator is away.
 
+mod allowance;
 mod builder;
 mod flows;
 mod growth;

@@ -28,6 +28,7 @@ use tokio::sync::{broadcast as chan, mpsc, watch, OnceCell, OwnedSemaphorePermit
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::allowance::Allowance;
 use super::Daemon;
 use crate::auth::PROTOCOL_VERSION;
 use crate::coordinator::broadcast::MAX_GOT_PER_REQUEST;
@@ -52,6 +53,8 @@ type Key = (u64, String);
 pub struct Swarms {
     map: Mutex<HashMap<Key, Arc<OnceCell<Arc<Swarm>>>>>,
     pacer: Arc<Pacer>,
+    /// The NIC's rate, of which the inter-transfer controller hands each broadcast a share.
+    nic_bytes_per_s: f64,
 }
 
 /// One broadcast object on this daemon: the blocks it holds, its send slots, and (on a
@@ -121,6 +124,7 @@ impl Swarms {
         Swarms {
             map: Mutex::new(HashMap::new()),
             pacer: Arc::new(Pacer::new(nic_bytes_per_s * 8.0)),
+            nic_bytes_per_s,
         }
     }
 
@@ -410,6 +414,10 @@ struct Fetch {
     got: Vec<BlockGot>,
     rng: ChaCha8Rng,
     tasks: Vec<JoinHandle<()>>,
+    /// The ITC's share of this daemon's NIC for the broadcast, as paced asks.
+    allowance: Allowance,
+    nic_bytes_per_s: f64,
+    t0: Instant,
 }
 
 impl Drop for Fetch {
@@ -449,10 +457,18 @@ async fn fetch(
         held_count: 0,
         got: Vec::new(),
         tasks: Vec::new(),
+        allowance: Allowance::new(RECEIVE_SLOTS as f64 * layout.block_bytes as f64, 0.0),
+        nic_bytes_per_s: d.swarms.nic_bytes_per_s,
+        t0: Instant::now(),
     };
+    f.share(&first);
     f.connect(d, &first.peers, &ev_tx);
     let mut tick = tokio::time::interval_at(Instant::now() + PEER_REFRESH, PEER_REFRESH);
     while f.held_count < n {
+        let credit_at = f
+            .allowance
+            .next_s(layout.block_bytes as f64)
+            .map(|s| f.t0 + Duration::from_secs_f64(s));
         tokio::select! {
             e = ev_rx.recv() => {
                 let Some(e) = e else { return Err("fetch events ended".into()) };
@@ -463,7 +479,10 @@ async fn fetch(
                 let got = f.take_got();
                 match ask(d, &f.key, got.clone(), None).await {
                     Ok(r) if !r.failed.is_empty() => return Err(r.failed),
-                    Ok(r) => f.connect(d, &r.peers, &ev_tx),
+                    Ok(r) => {
+                        f.share(&r);
+                        f.connect(d, &r.peers, &ev_tx);
+                    }
                     // A coordinator away for a moment: report again next time.
                     Err(why) => {
                         tracing::debug!("asking for peers: {why}");
@@ -472,6 +491,7 @@ async fn fetch(
                     }
                 }
             }
+            _ = tokio::time::sleep_until(credit_at.unwrap_or_else(Instant::now)), if credit_at.is_some() => {}
         }
         f.schedule();
     }
@@ -510,6 +530,13 @@ async fn fetch(
 }
 
 impl Fetch {
+    /// The controller's share for this broadcast, if it shares broadcasts.
+    fn share(&mut self, r: &BroadcastPeersReply) {
+        let now = self.t0.elapsed().as_secs_f64();
+        self.allowance
+            .set(r.shared.then_some(r.share), self.nic_bytes_per_s, now);
+    }
+
     /// The oldest blocks got not reported yet, as many as one request may carry.
     fn take_got(&mut self) -> Vec<BlockGot> {
         let n = self.got.len().min(MAX_GOT_PER_REQUEST);
@@ -657,7 +684,11 @@ impl Fetch {
             };
             cornet::schedule(&mut me, &mut peers, &mut self.rng)
         };
-        for a in asks {
+        let block = self.block_bytes as f64;
+        let allowed = self
+            .allowance
+            .blocks(block, self.t0.elapsed().as_secs_f64());
+        for a in asks.into_iter().take(allowed) {
             let (peer, msg) = match a {
                 cornet::Ask::Block { peer, block } => (peer, Msg::Get { block, wait: false }),
                 cornet::Ask::Any { peer, have } => (peer, Msg::GetAny { have }),
@@ -669,6 +700,7 @@ impl Fetch {
                 continue;
             }
             p.outstanding += 1;
+            self.allowance.spend(block);
             match msg {
                 Msg::Get { block, .. } => {
                     self.inflight.insert(block, (peer, Instant::now()));
