@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec};
-use coflowkit_model::trace::{self, Format};
+use coflowkit_model::trace::{self, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -181,22 +181,31 @@ fn parse_format(name: &str) -> PyResult<Format> {
 }
 
 /// Read a trace file (coflow-benchmark or Sincronia format, detected). Bad input raises
-/// CoflowkitError naming the file, line and field.
+/// CoflowkitError naming the file, line and field; so does a trace of more than `max_flows`
+/// flows (as `coflowkit sim --max-flows`), before they are made.
 #[pyfunction]
-pub fn read_trace(py: Python<'_>, path: PathBuf) -> PyResult<PyTrace> {
+#[pyo3(signature = (path, max_flows = DEFAULT_MAX_FLOWS))]
+pub fn read_trace(py: Python<'_>, path: PathBuf, max_flows: u64) -> PyResult<PyTrace> {
     let name = path.display().to_string();
     let t = py
-        .allow_threads(|| trace::read_path(&path))
+        .allow_threads(|| trace::read_path_with(&path, &ReadOptions::with_max_flows(max_flows)))
         .map_err(|e| py_err(e.into()))?;
     Ok(PyTrace::new(t, name))
 }
 
 /// Parse trace text; `name` stands for the file in messages and results.
 #[pyfunction]
-#[pyo3(signature = (text, name = "<string>".to_string()))]
-pub fn parse_trace(py: Python<'_>, text: String, name: String) -> PyResult<PyTrace> {
+#[pyo3(signature = (text, name = "<string>".to_string(), max_flows = DEFAULT_MAX_FLOWS))]
+pub fn parse_trace(
+    py: Python<'_>,
+    text: String,
+    name: String,
+    max_flows: u64,
+) -> PyResult<PyTrace> {
     let t = py
-        .allow_threads(|| trace::parse_str(&text, &name))
+        .allow_threads(|| {
+            trace::parse_str_with(&text, &name, &ReadOptions::with_max_flows(max_flows))
+        })
         .map_err(|e| py_err(e.into()))?;
     Ok(PyTrace::new(t, name))
 }

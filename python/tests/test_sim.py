@@ -139,3 +139,23 @@ def test_gil_released(fb):
     # With the GIL held, this thread would not tick at all until the run ended.
     assert elapsed > 0.05, "the run was too short to tell"
     assert ticks > 0.2 * elapsed / 0.001 * 0.1
+
+
+def test_max_flows_refuses_larger_traces(small, tmp_path):
+    """`max_flows` (listed by sim_flags) limits the trace: a path while it is read, a Trace by
+    its flow count. It used to be accepted and ignored."""
+    assert "max_flows" in ck.sim_flags()
+    n = small.num_flows
+    path = tmp_path / "small.txt"
+    small.write(path)
+    with pytest.raises(ck.CoflowkitError, match=rf"over the limit of {n - 1} flows"):
+        ck.read_trace(path, max_flows=n - 1)
+    with pytest.raises(ck.CoflowkitError, match=rf"over the limit of {n - 1} flows"):
+        ck.sim(path, schedulers="fifo", max_flows=n - 1)
+    with pytest.raises(ck.CoflowkitError, match=rf"has {n} flows, more than that"):
+        ck.sim(small, schedulers="fifo", max_flows=n - 1)
+    with pytest.raises(ck.CoflowkitError, match="over the limit of 1 flows"):
+        ck.trace.parse_trace(small.to_text(), max_flows=1)
+    assert ck.read_trace(path, max_flows=n).num_flows == n
+    assert ck.sim(path, schedulers="fifo", max_flows=n).schedulers == ["fifo"]
+    assert ck.sim(small, schedulers="fifo", max_flows=n).schedulers == ["fifo"]

@@ -34,7 +34,7 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> Result<()> {
     if cfg!(debug_assertions) {
-        eprintln!("warning: debug build; run `cargo run --release -- bench` for real numbers");
+        errln!("warning: debug build; run `cargo run --release -- bench` for real numbers");
     }
     let (path, trace, fabric) = args.workload.load()?;
     let kinds = args.sched.kinds()?;
@@ -50,7 +50,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             seed: args.seed,
         }
         .generate(&trace)?;
-        eprintln!(
+        errln!(
             "generated the {}x workload in {:.2} s",
             args.upscale,
             t0.elapsed().as_secs_f64()

@@ -9,6 +9,7 @@ use clap::Args;
 use coflowkit_model::units::{parse_rate_bps, parse_size_bytes};
 use coflowkit_orchestra::node::{run_node, NodeEnv};
 use coflowkit_orchestra::{run_broadcast, BroadcastConfig, Kill, Mechanism, Options, Racks};
+use coflowkit_simcmd::flag_range::timeout_s;
 
 #[derive(Args, Debug)]
 pub struct BroadcastArgs {
@@ -63,10 +64,10 @@ pub struct BroadcastArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// A run in which no block moves for this long fails, naming the stuck receivers.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = timeout_s())]
     pub stall_s: f64,
-    /// A run still going after this long fails.
-    #[arg(long, default_value_t = 600.0)]
+    /// A run still going after this long fails (at most a day).
+    #[arg(long, default_value_t = 600.0, value_parser = timeout_s())]
     pub timeout_s: f64,
     /// Run as one host of a broadcast (set by the launcher, with COFLOWKIT_RANK and
     /// COFLOWKIT_RENDEZVOUS).

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_runtime::{coordinator, CoordinatorConfig, Token};
+use coflowkit_simcmd::flag_range::{f64_in, wait};
 
 use crate::sched_args::SchedArgs;
 use crate::tls_args::TlsServerArgs;
@@ -22,16 +23,18 @@ pub struct CoordinatorArgs {
     pub token_file: PathBuf,
     #[command(flatten)]
     pub sched: SchedArgs,
-    /// Δ: milliseconds between the daemons' progress reports
-    #[arg(long, default_value_t = 10.0, value_name = "MS")]
+    /// Δ: milliseconds between the daemons' progress reports (1 to 10,000)
+    #[arg(long, default_value_t = 10.0, value_name = "MS",
+          value_parser = f64_in(wait::REPORT_INTERVAL_MS.0, wait::REPORT_INTERVAL_MS.1))]
     pub report_interval_ms: f64,
     /// Decide at least every this many milliseconds while flows are active (0 = only on events
-    /// and scheduler wake-ups)
-    #[arg(long, default_value_t = 100.0, value_name = "MS")]
+    /// and scheduler wake-ups; at most 60,000)
+    #[arg(long, default_value_t = 100.0, value_name = "MS",
+          value_parser = f64_in(wait::TICK_MS.0, wait::TICK_MS.1))]
     pub tick_ms: f64,
     /// Forget a daemon that has stayed disconnected this many seconds (its flows end as
     /// failed, its port is reused; it registers anew if it comes back). 0 = never
-    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS", value_parser = f64_in(0.0, 1e9))]
     pub forget_daemons_after_s: f64,
     /// Also serve GET /metrics (Prometheus) and GET /status (JSON) over HTTP on this address
     /// (read-only, no token: bind it to a private address)
@@ -64,15 +67,6 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
     if kinds.len() != 1 {
         bail!("--scheduler: a coordinator runs exactly one scheduler");
     }
-    if !(args.report_interval_ms >= 1.0 && args.report_interval_ms <= 10_000.0) {
-        bail!("--report-interval-ms must be between 1 and 10000");
-    }
-    if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
-        bail!("--tick-ms must be a non-negative number");
-    }
-    if !(args.forget_daemons_after_s >= 0.0 && args.forget_daemons_after_s <= 1e9) {
-        bail!("--forget-daemons-after-s must be between 0 (never) and 1e9");
-    }
     let token = Token::from_file(&args.token_file)?;
     let mut cfg = CoordinatorConfig::new(token, kinds[0]);
     cfg.options = args.sched.options()?;
@@ -104,7 +98,7 @@ pub fn run(args: CoordinatorArgs) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
-        eprintln!(
+        errln!(
             "coordinator ({}) listening on {} (protocol v{}, {})",
             cfg.scheduler,
             listener.local_addr()?,

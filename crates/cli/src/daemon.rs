@@ -88,7 +88,7 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
-        eprintln!(
+        errln!(
             "daemon {} (NIC {}) serving data on {} ({}), coordinator {} ({})",
             cfg.advertise,
             args.nic_rate,

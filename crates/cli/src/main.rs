@@ -1,6 +1,7 @@
 //! `coflowkit`: the command line. Thin by design: it parses arguments and calls the crates.
-// Output goes through `out!`/`outln!` (errors, not panics, when stdout fails).
-#![warn(clippy::print_stdout)]
+// Output goes through `out!`/`outln!` (errors, not panics, when stdout fails) and `err!`/
+// `errln!` (a failed stderr is ignored, never a panic).
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 #[macro_use]
 mod out;
@@ -107,6 +108,8 @@ fn logs() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Its own report of a failed write is an `errln!`, which panics when stderr fails.
+        .log_internal_errors(false)
         .try_init();
 }
 
@@ -141,7 +144,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Each cause once: `{:#}` repeats those the message already holds.
             let e = anyhow::anyhow!(error_text::chain(&e));
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -1,4 +1,4 @@
-//! Standard output for every command. `println!` panics when stdout fails (a full disk, a reader
+//! Standard output (and standard error) for every command. `println!` panics when stdout fails (a full disk, a reader
 //! that closed the pipe); here each write returns an error marked [`StdoutError`], which `main`
 //! turns into the exit status: a closed pipe (`| head`) ends the program quietly with 141, what a
 //! shell reports for a program ended by SIGPIPE; any other failure is `error: writing to stdout:
@@ -72,6 +72,24 @@ pub fn stdout_failure(e: &anyhow::Error) -> Option<&StdoutError> {
 /// True when stdout's reader went away: the program should end quietly.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     stdout_failure(e).is_some_and(|s| s.0.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// Writes formatted text to stderr, ignoring a failure: `errln!` panics when stderr fails
+/// (a closed pipe, a full disk), and an error or warning that cannot be shown is no reason to
+/// stop a run or a server. `errln!`/`err!` call it.
+pub fn err_fmt(args: fmt::Arguments<'_>) {
+    let _ = io::stderr().lock().write_fmt(args);
+}
+
+/// `errln!` that never panics (a failed write to stderr is dropped).
+macro_rules! errln {
+    () => { $crate::out::err_fmt(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::out::err_fmt(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `err!` that never panics.
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::out::err_fmt(format_args!($($arg)*)) };
 }
 
 /// `println!` that returns `Result<(), StdoutError>` instead of panicking.

@@ -10,17 +10,27 @@ use clap::Args;
 use coflowkit_launch::{bootstrap, local, run_local, run_netns, LaunchError, World};
 use coflowkit_model::units::parse_rate_bps;
 use coflowkit_shuffle::proto::GrantOptions;
+use coflowkit_simcmd::flag_range::{f64_in, timeout_s};
 use coflowkit_testbed::ClusterOptions;
 use coflowkit_transport::{Endpoint, EndpointConfig, LossInjection, ReturnWhen};
 
 /// IPv4 and UDP headers and the transport's own, beyond a datagram's payload.
 const DATAGRAM_OVERHEAD: usize = 20 + 8 + coflowkit_transport::wire::HEADER_LEN;
 
+/// The largest `--payload`: what the transport takes.
+const MAX_PAYLOAD: u64 = coflowkit_transport::MAX_PAYLOAD as u64;
+
+/// Most ranks `--local` starts on one host (one process each).
+pub const MAX_LOCAL: u32 = 1024;
+
+/// Most microseconds of `--spin-us` (a second of busy polling is already far past useful).
+const MAX_SPIN_US: u64 = 1_000_000;
+
 #[derive(Args, Debug, Clone)]
 pub struct RanksArgs {
     /// Start this many ranks on this host (one process each). Without it, the rank and size
     /// come from the launcher's variables (mpirun, srun, PMI) or this process is a world of one.
-    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Ranks")]
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..=MAX_LOCAL as i64), help_heading = "Ranks")]
     pub local: Option<u32>,
     /// With --local: each rank in its own network namespace, both directions shaped to --rate
     /// by tbf (needs root, `ip` and `tc`).
@@ -31,23 +41,25 @@ pub struct RanksArgs {
     #[arg(long, value_name = "RATE", help_heading = "Ranks")]
     pub rate: Option<String>,
     /// Drop this fraction of datagrams (injected in user space at the sender, seeded).
-    #[arg(long, default_value_t = 0.0, help_heading = "Ranks")]
+    #[arg(long, default_value_t = 0.0, value_parser = f64_in(0.0, 1.0), help_heading = "Ranks")]
     pub drop: f64,
     /// Send this fraction of datagrams twice.
-    #[arg(long, default_value_t = 0.0, help_heading = "Ranks")]
+    #[arg(long, default_value_t = 0.0, value_parser = f64_in(0.0, 1.0), help_heading = "Ranks")]
     pub duplicate: f64,
     /// Hold back this fraction of datagrams and send them after later ones.
-    #[arg(long, default_value_t = 0.0, help_heading = "Ranks")]
+    #[arg(long, default_value_t = 0.0, value_parser = f64_in(0.0, 1.0), help_heading = "Ranks")]
     pub reorder: f64,
-    /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU).
-    #[arg(long, default_value_t = 1400, help_heading = "Ranks")]
+    /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU; at most 65,447, a UDP
+    /// datagram less the transport's header).
+    #[arg(long, default_value_t = 1400, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PAYLOAD), help_heading = "Ranks")]
     pub payload: usize,
     /// Packets a receiver keeps outstanding per RTT (GRPF's and Hadoop's RTTpackets). Default:
     /// the packets --rate moves in 1 ms (a loaded host's round trip), at least 2; 8 unpaced.
     #[arg(long, help_heading = "Ranks")]
     pub rtt_packets: Option<u32>,
-    /// Give up after this many seconds (ranks that have not finished are stopped and named).
-    #[arg(long, default_value_t = 300.0, help_heading = "Ranks")]
+    /// Give up after this many seconds (ranks that have not finished are stopped and named;
+    /// at most a day).
+    #[arg(long, default_value_t = 300.0, value_parser = timeout_s(), help_heading = "Ranks")]
     pub timeout_s: f64,
     /// When an exchange returns: `sent` (everything expected arrived and everything sent left
     /// once; ACKs are awaited in the background) or `acked` (also every message ACKed).
@@ -56,7 +68,7 @@ pub struct RanksArgs {
     /// Microseconds a rank waiting for an exchange polls before it sleeps. Default: 50 when
     /// this host has a core per rank on it, else 0 (spinning ranks would take each other's
     /// cores).
-    #[arg(long, value_name = "US", help_heading = "Ranks")]
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=MAX_SPIN_US), help_heading = "Ranks")]
     pub spin_us: Option<u64>,
 }
 
@@ -78,6 +90,10 @@ fn ranks_on_this_host(world: &World) -> usize {
     let me = world.peers[world.rank as usize].ip();
     world.peers.iter().filter(|p| p.ip() == me).count()
 }
+
+/// Longest RESEND timeout the queue estimate may set: a minute (past it the peer is as good as
+/// gone, and a run is bounded by --timeout-s anyway).
+const MAX_RESEND_NS: u64 = 60_000_000_000;
 
 /// A round trip on a loaded host (scheduling included), for the default RTTpackets.
 const LOADED_RTT_S: f64 = 1e-3;
@@ -146,7 +162,7 @@ pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {
 /// down) exits as the signal would have: 128 + its number, the shell's convention.
 fn exit_if_interrupted(ran: Result<(), LaunchError>) -> Result<(), LaunchError> {
     if let Err(LaunchError::Interrupted { signal }) = ran {
-        eprintln!("interrupted by signal {signal}: all ranks stopped");
+        errln!("interrupted by signal {signal}: all ranks stopped");
         std::process::exit(128 + signal);
     }
     ran
@@ -169,7 +185,13 @@ pub fn connect_with(
     let world = bootstrap(timeout.min(Duration::from_secs(60)))?;
     let mut cfg = EndpointConfig::new(world.rank, world.peers.clone(), world.session);
     cfg.payload = a.payload;
-    cfg.burst_bytes = cfg.burst_bytes.max(16 * (a.payload + DATAGRAM_OVERHEAD));
+    // The payload is bounded by its parser; checked anyway, so a rank never panics on it.
+    let frame = a
+        .payload
+        .checked_add(DATAGRAM_OVERHEAD)
+        .and_then(|f| f.checked_mul(16))
+        .with_context(|| format!("--payload {}: too large", a.payload))?;
+    cfg.burst_bytes = cfg.burst_bytes.max(frame);
     cfg.rate_bps = a.rate_bps()?;
     cfg.return_when = match a.return_when {
         ReturnArg::Sent => ReturnWhen::Sent,
@@ -178,7 +200,13 @@ pub fn connect_with(
     // A RESEND must not fire while a granted packet still waits behind a full window of others
     // in the receiver's queue: four windows at the link rate, at least the default 5 ms.
     let window = GrantOptions::default().overcommit as u64 * a.rtt_packets()? as u64;
-    let queued = Duration::from_nanos(4 * window * cfg.packet_ns());
+    // Saturating: --rtt-packets 2^32-1 on a 1 bit/s link passes 2^64 ns.
+    let queued = Duration::from_nanos(
+        window
+            .saturating_mul(4)
+            .saturating_mul(cfg.packet_ns())
+            .min(MAX_RESEND_NS),
+    );
     cfg.resend_timeout = cfg.resend_timeout.max(queued);
     cfg.loss = LossInjection {
         drop: a.drop,

@@ -15,6 +15,7 @@ use coflowkit_model::units::short_num;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+use coflowkit_simcmd::flag_range::{f64_in, wait};
 use coflowkit_testbed as netns;
 use serde_json::json;
 
@@ -48,8 +49,10 @@ pub struct ReplayArgs {
     /// Most put data each daemon keeps in memory, MiB (the rest spills to a temporary dir)
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     pub mem_limit_mib: u64,
-    /// Coordinator safety-net tick in milliseconds (0 = events and wake-ups only)
-    #[arg(long, default_value_t = 100.0, value_name = "MS")]
+    /// Coordinator safety-net tick in milliseconds (0 = events and wake-ups only; at most
+    /// 60,000)
+    #[arg(long, default_value_t = 100.0, value_name = "MS",
+          value_parser = f64_in(wait::TICK_MS.0, wait::TICK_MS.1))]
     pub tick_ms: f64,
     /// Put each daemon in its own network namespace, joined by veth pairs and a bridge, with a
     /// tc rate limit on each host's NIC (--port-rate, or per host with --port-rates); the
@@ -116,9 +119,6 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         if !(v > 0.0 && v.is_finite()) {
             bail!("{name} must be a positive number, got {v}");
         }
-    }
-    if !(args.tick_ms >= 0.0 && args.tick_ms.is_finite()) {
-        bail!("--tick-ms must be a non-negative number");
     }
     let min_mem = coflowkit_runtime::daemon::MIN_MEM_LIMIT_BYTES;
     if args.mem_limit_mib.saturating_mul(1 << 20) < min_mem {
@@ -201,10 +201,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 _ = term.recv() => 128 + libc::SIGTERM,
             };
             if use_netns {
-                eprintln!("interrupted: removing the network namespaces and spilled objects");
+                errln!("interrupted: removing the network namespaces and spilled objects");
                 netns::teardown_all();
             } else {
-                eprintln!("interrupted: removing spilled objects");
+                errln!("interrupted: removing spilled objects");
             }
             crate::spill_dir::remove_racing(&spilled);
             std::process::exit(code);
@@ -222,14 +222,14 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             data_dir: Some(spill.path().join(kind.name())),
             tick: (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0)),
         };
-        eprintln!("replaying under {kind} ...");
+        errln!("replaying under {kind} ...");
         let t = Instant::now();
         let real = rt
             .block_on(replay(&work, &cfg))
             .with_context(|| format!("replaying under {kind}"))?;
         let wall = t.elapsed().as_secs_f64();
         let late = real.iter().filter(|r| r.late_put_s > 0.0).count();
-        eprintln!(
+        errln!(
             "  {kind}: {:.1} s{}",
             wall,
             if late > 0 {

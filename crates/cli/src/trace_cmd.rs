@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError};
 use coflowkit_model::trace::{self, stats::TraceStats, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
+use coflowkit_simcmd::flag_range::zero_or_at_least;
 
 use crate::fabric_args::default_trace_path;
 
@@ -51,8 +52,9 @@ pub enum GenCmd {
         /// [default: the FB bin mix SN/LN/SW/LW]
         #[arg(long = "class", value_name = "CLASS")]
         classes: Vec<ClassSpec>,
-        /// Mean of the exponential inter-arrival times, milliseconds
-        #[arg(long, default_value_t = 1000.0)]
+        /// Mean of the exponential inter-arrival times, milliseconds: 0 (all at once) or at
+        /// least 0.001 (arrivals are whole milliseconds; a smaller mean is 0)
+        #[arg(long, default_value_t = 1000.0, value_parser = zero_or_at_least(1e-3))]
         mean_interarrival_ms: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -134,7 +136,7 @@ impl OutArgs {
                 let mut w = BufWriter::new(f);
                 trace::write(t, self.format, &mut w)?;
                 w.flush()?;
-                eprintln!(
+                errln!(
                     "wrote {} coflows, {} flows to {}",
                     t.coflows.len(),
                     t.flows(),

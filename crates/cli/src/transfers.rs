@@ -14,6 +14,7 @@ use coflowkit_orchestra::itc::Policy;
 use coflowkit_orchestra::node::NodeEnv;
 use coflowkit_orchestra::topology::build_cluster;
 use coflowkit_orchestra::Racks;
+use coflowkit_simcmd::flag_range::{f64_in, timeout_s, wait};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Experiment {
@@ -27,6 +28,9 @@ pub enum Experiment {
     Iterative,
 }
 
+/// Most hosts one experiment starts (one process each; an emulated cluster's /24 holds 252).
+const MAX_HOSTS: u64 = 252;
+
 #[derive(Args, Debug)]
 pub struct TransfersArgs {
     #[arg(long, value_enum, required_unless_present = "node")]
@@ -38,7 +42,7 @@ pub struct TransfersArgs {
     #[arg(long, default_value = "200mbit")]
     pub rate: String,
     /// fetch, itc: sending hosts.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=MAX_HOSTS as i64))]
     pub senders: u32,
     /// fetch: receivers per run (comma-separated); itc: the first is used.
     #[arg(long, default_value = "1,5,10")]
@@ -59,7 +63,7 @@ pub struct TransfersArgs {
     /// itc: the ad hoc transfer's bytes per receiver and when it arrives.
     #[arg(long, default_value = "16m")]
     pub adhoc_bytes: String,
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = f64_in(wait::AT_S.0, wait::AT_S.1))]
     pub adhoc_at_s: f64,
     /// itc: policies, comma-separated (fifo, weighted-fair, priority).
     #[arg(long, default_value = "fifo,weighted-fair,priority")]
@@ -79,12 +83,12 @@ pub struct TransfersArgs {
     /// iterative: Cornet's block size.
     #[arg(long, default_value = "1m")]
     pub block_size: String,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub iterations: u32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// A run still going after this long fails.
-    #[arg(long, default_value_t = 600.0)]
+    /// A run still going after this long fails (at most a day).
+    #[arg(long, default_value_t = 600.0, value_parser = timeout_s())]
     pub timeout_s: f64,
     /// Write {"experiment", "rate_bps", "netns", "rows": [...]} here.
     #[arg(long, value_name = "FILE")]
@@ -136,12 +140,18 @@ pub fn run(a: TransfersArgs) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
+    // In u64: --receivers 4294967295 must not wrap (or panic) before it is refused.
+    let most = |v: &[u32], or: u32| u64::from(v.iter().max().copied().unwrap_or(or));
     let hosts = match exp {
-        Experiment::Fetch => a.senders + receivers.iter().max().copied().unwrap_or(1),
-        Experiment::Madd => 2 * ns.iter().max().copied().unwrap_or(2) + 3,
-        Experiment::Itc => a.senders + receivers[0],
-        Experiment::Iterative => workers.iter().max().copied().unwrap_or(3) + 1,
+        Experiment::Fetch => u64::from(a.senders) + most(&receivers, 1),
+        Experiment::Madd => 2 * most(&ns, 2) + 3,
+        Experiment::Itc => u64::from(a.senders) + u64::from(receivers[0]),
+        Experiment::Iterative => most(&workers, 3) + 1,
     };
+    if hosts > MAX_HOSTS {
+        bail!("the {exp:?} experiment would start {hosts} hosts (one process each): at most {MAX_HOSTS}");
+    }
+    let hosts = hosts as u32;
     let cluster = if a.netns {
         Some(build_cluster(hosts, rate_bps, &Racks::default())?)
     } else {

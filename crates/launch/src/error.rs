@@ -1,8 +1,12 @@
+use coflowkit_model::echo::echo;
 use thiserror::Error;
+
+/// Ranks a rendezvous timeout names (of a world of up to 2^32 - 1): the rest are counted.
+pub const MISSING_NAMED: usize = 16;
 
 #[derive(Debug, Error)]
 pub enum LaunchError {
-    #[error("environment variable {var}={value:?}: {why}")]
+    #[error("environment variable {var}={:?}: {why}", echo(.value))]
     Env {
         var: &'static str,
         value: String,
@@ -21,7 +25,7 @@ pub enum LaunchError {
     },
     #[error("{size} ranks but no rendezvous: set COFLOWKIT_RENDEZVOUS=host:port (rank 0's address) or COFLOWKIT_HOSTFILE=path (first line: rank 0's host)")]
     NoRendezvous { size: u32 },
-    #[error("host file {path}: {why}")]
+    #[error("host file {}: {why}", echo(.path))]
     HostFile { path: String, why: String },
     #[error("{what}: {source}")]
     Io {
@@ -29,11 +33,14 @@ pub enum LaunchError {
         #[source]
         source: std::io::Error,
     },
-    #[error("rendezvous: after {waited_s:.1} s still no word from rank(s) {missing:?} of {size}")]
+    #[error("rendezvous: after {waited_s:.1} s still no word from {missing_count} rank(s) of {size}: {missing:?}{}",
+            if *.missing_count as usize > .missing.len() { " ..." } else { "" })]
     RendezvousTimeout {
         waited_s: f64,
         size: u32,
+        /// The first [`MISSING_NAMED`] of them.
         missing: Vec<u32>,
+        missing_count: u32,
     },
     #[error("rendezvous: rank 0 at {addr} did not answer within {waited_s:.1} s ({why})")]
     JoinTimeout {

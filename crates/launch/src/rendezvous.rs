@@ -67,11 +67,16 @@ pub fn serve(
     while (joined.len() as u32) < size - 1 {
         let now = Instant::now();
         if now >= deadline {
-            let missing = (1..size).filter(|r| !joined.contains_key(r)).collect();
+            // Named up to a few: a world of 2^32 - 1 would otherwise list them all.
+            let missing = (1..size)
+                .filter(|r| !joined.contains_key(r))
+                .take(crate::error::MISSING_NAMED)
+                .collect();
             return Err(LaunchError::RendezvousTimeout {
                 waited_s: timeout.as_secs_f64(),
                 size,
                 missing,
+                missing_count: size - 1 - joined.len() as u32,
             });
         }
         let mut idle = true;
@@ -327,6 +332,29 @@ mod tests {
         for c in [c1, c3] {
             assert!(c.join().unwrap().is_err());
         }
+    }
+
+    /// Issue 17: a world of 2^32 - 1 ranks (COFLOWKIT_SIZE) listed every missing rank, 16 GiB.
+    #[test]
+    fn a_huge_world_names_a_few_missing_ranks_and_counts_the_rest() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let e = serve(listener, u32::MAX, udp(), 1, Duration::from_millis(50)).unwrap_err();
+        let LaunchError::RendezvousTimeout {
+            missing,
+            missing_count,
+            ..
+        } = &e
+        else {
+            panic!("{e}")
+        };
+        assert_eq!(missing.len(), crate::error::MISSING_NAMED);
+        assert_eq!(*missing_count, u32::MAX - 1);
+        assert!(
+            e.to_string()
+                .contains("4294967294 rank(s) of 4294967295: [1, 2,"),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("16] ..."), "{e}");
     }
 
     #[test]

@@ -58,21 +58,68 @@ pub fn rendezvous_from(
             why: format!("not a port ({e})"),
         })?,
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| LaunchError::HostFile {
-        path: path.clone(),
-        why: e.to_string(),
-    })?;
-    let host = text
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .find(|l| !l.is_empty())
-        .and_then(|l| l.split_whitespace().next())
-        .map(|h| h.split(':').next().unwrap_or(h).to_string())
-        .ok_or_else(|| LaunchError::HostFile {
-            path: path.clone(),
-            why: "no host in it (the first host is rank 0's)".into(),
-        })?;
+    let host = first_host(&path)?;
     Ok(Some(format!("{host}:{port}")))
+}
+
+/// Most bytes of a host file read before its first host (`/dev/zero` is not read whole).
+pub const HOSTFILE_MAX_BYTES: u64 = 1 << 20;
+/// Longest line of a host file (comments included).
+pub const HOSTFILE_MAX_LINE: usize = 64 << 10;
+/// Longest host name (DNS allows 253 characters).
+pub const HOST_MAX_BYTES: usize = 255;
+
+/// The first host of the host file `path`: only its lines up to that host are read, each at
+/// most [`HOSTFILE_MAX_LINE`] bytes, all at most [`HOSTFILE_MAX_BYTES`].
+fn first_host(path: &str) -> Result<String, LaunchError> {
+    use std::io::{BufRead, Read};
+    let bad = |why: String| LaunchError::HostFile {
+        path: path.to_string(),
+        why,
+    };
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let mut r = std::io::BufReader::new(file.take(HOSTFILE_MAX_BYTES));
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    loop {
+        number += 1;
+        line.clear();
+        let n = (&mut r)
+            .take(HOSTFILE_MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| bad(format!("line {number}: {e}")))?;
+        if n == 0 {
+            let why = if r.get_ref().limit() == 0 {
+                format!("no host in its first {HOSTFILE_MAX_BYTES} bytes")
+            } else {
+                "no host in it (the first host is rank 0's)".into()
+            };
+            return Err(bad(why));
+        }
+        if line.len() > HOSTFILE_MAX_LINE {
+            return Err(bad(format!(
+                "line {number}: longer than {HOSTFILE_MAX_LINE} bytes"
+            )));
+        }
+        let text = std::str::from_utf8(&line)
+            .map_err(|e| bad(format!("line {number}: not UTF-8 text ({e})")))?;
+        let Some(h) = text
+            .split('#')
+            .next()
+            .and_then(|l| l.split_whitespace().next())
+        else {
+            continue;
+        };
+        let host = h.split(':').next().unwrap_or(h);
+        if host.len() > HOST_MAX_BYTES {
+            return Err(bad(format!(
+                "line {number}: host name of {} bytes, longer than {HOST_MAX_BYTES}: {}",
+                host.len(),
+                coflowkit_model::echo::echo(host)
+            )));
+        }
+        return Ok(host.to_string());
+    }
 }
 
 /// The local address the kernel would use to reach `to` (no packet is sent).
@@ -129,18 +176,21 @@ pub fn bootstrap_from(
         });
     };
     let at = rendezvous_from(get)?.ok_or(LaunchError::NoRendezvous { size: info.size })?;
+    let shown = coflowkit_model::echo::echo(&at);
     let target = at
         .to_socket_addrs()
-        .map_err(io(format!("cannot resolve the rendezvous {at}")))?
+        .map_err(io(format!("cannot resolve the rendezvous {shown}")))?
         .next()
-        .ok_or_else(|| LaunchError::Bad(format!("the rendezvous {at} resolves to no address")))?;
+        .ok_or_else(|| {
+            LaunchError::Bad(format!("the rendezvous {shown} resolves to no address"))
+        })?;
     let ip = local_ip_towards(target)?;
     let socket = UdpSocket::bind((ip, 0)).map_err(io(format!("UDP socket on {ip}")))?;
     let me = socket.local_addr().map_err(io("UDP socket"))?;
     let table = if info.rank == 0 {
         let listener = TcpListener::bind(target)
             .or_else(|_| TcpListener::bind((Ipv4Addr::UNSPECIFIED, target.port())))
-            .map_err(io(format!("rendezvous listener on {at}")))?;
+            .map_err(io(format!("rendezvous listener on {shown}")))?;
         serve(listener, info.size, me, session_from(get)?, timeout)?.0
     } else {
         join(&at, info.rank, info.size, me, timeout)?
@@ -201,6 +251,53 @@ mod tests {
         let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", "/nonexistent/h")])).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/h"), "{e}");
         assert_eq!(rendezvous_from(&vars(&[])).unwrap(), None);
+    }
+
+    /// Issue 17: `/dev/zero` was read whole (to an allocation failure), and a 50 MB host name
+    /// was echoed whole into the error.
+    #[test]
+    fn host_files_are_read_bounded_and_long_names_are_not_echoed_whole() {
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", "/dev/zero")])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("host file /dev/zero: line 1: longer than {HOSTFILE_MAX_LINE} bytes")
+        );
+        let dir = tempfile_path("ck-hosts-long");
+        let path = dir.to_str().unwrap();
+        std::fs::write(&dir, format!("{}\n", "h".repeat(50_000))).unwrap();
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", path)]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("host name of 50000 bytes, longer than 255"),
+            "{e}"
+        );
+        assert!(e.len() < 600, "{} bytes: {}", e.len(), &e[..200]);
+        // Many short comment lines: refused at the byte bound, not read on.
+        std::fs::write(&dir, "# c\n".repeat(300_000)).unwrap();
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", path)])).unwrap_err();
+        assert!(
+            e.to_string().contains("no host in its first 1048576 bytes"),
+            "{e}"
+        );
+        std::fs::write(&dir, b"\xff\xfe node1\n").unwrap();
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", path)])).unwrap_err();
+        assert!(e.to_string().contains("line 1: not UTF-8"), "{e}");
+        std::fs::remove_file(&dir).unwrap();
+        // A long variable is quoted by its start and length.
+        let long = format!("{}:x", "r".repeat(100_000));
+        let e = rendezvous_from(&vars(&[("COFLOWKIT_RENDEZVOUS", &long)]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(100002 bytes)") && e.len() < 400,
+            "{}",
+            &e[..200]
+        );
+    }
+
+    fn tempfile_path(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("{name}-{}", std::process::id()))
     }
 
     #[test]

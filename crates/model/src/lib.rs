@@ -4,6 +4,7 @@
 pub mod bins;
 pub mod coflow;
 pub mod deadlines;
+pub mod echo;
 pub mod fabric;
 pub mod fabric_file;
 pub mod gen;

@@ -2,6 +2,8 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
+
+use crate::flag_range::zero_or_sim_step_s;
 use coflowkit_flowsim::SimOptions;
 
 #[derive(Args, Debug, Clone)]
@@ -9,12 +11,12 @@ pub struct EngineArgs {
     /// Policies that recompute on flow completions (fair, pfp, wss, and the orderings with
     /// `--on-flow-completion recompute`) decide at most once per S seconds on account of flow
     /// completions; 0 = exact. Trades accuracy for speed on large traces
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = zero_or_sim_step_s())]
     pub flow_quantum: f64,
     /// Policies that redistribute freed bandwidth (the default for varys and the orderings)
     /// also take a full decision at a flow completion once S seconds passed since the last
     /// one, re-planning every coflow's rates; unset = full decisions on coflow events only
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = zero_or_sim_step_s())]
     pub refresh: Option<f64>,
     /// Keep simulator state per flow for fair and wss too (they run per port pair by default,
     /// with the same results up to float rounding): the slower reference path

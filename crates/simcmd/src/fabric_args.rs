@@ -1,5 +1,6 @@
 //! The trace and the fabric it runs on, as every command takes them.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -69,7 +70,8 @@ impl WorkloadArgs {
         let declared = trace.ports;
         let used = trace.compact_ports();
         if used.is_some() {
-            eprintln!(
+            let _ = writeln!(
+                std::io::stderr(),
                 "{}: {declared} ports declared, {} used: the simulation numbers those 0..{} in \
                  order",
                 path.display(),

@@ -9,6 +9,12 @@ use coflowkit_sched::policy::varys::Starvation;
 use coflowkit_sched::tenant::{NcVector, Stage1};
 use coflowkit_sched::{FlowCompletion, SchedOptions, SchedulerKind};
 
+use crate::flag_range::{f64_in, sim_step_s, zero_or_sim_step_s};
+
+/// Aalo's and Saath's first queue, MB: from one byte to 2^33 MB (the largest size a trace holds
+/// exactly). Below a byte every coflow starts past Q1 and the queues' crossings come at once.
+const Q1_MB: (f64, f64) = (1e-6, 8_589_934_592.0);
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum FlowCompletionArg {
     Redistribute,
@@ -71,10 +77,10 @@ pub struct SchedArgs {
     #[arg(long, value_enum, default_value = "greedy")]
     pub backfill: BackfillArg,
     /// varys: length T of a starvation interval, seconds
-    #[arg(long, default_value_t = 2.0, value_name = "S")]
+    #[arg(long, default_value_t = 2.0, value_name = "S", value_parser = sim_step_s())]
     pub varys_t: f64,
     /// varys: length δ of the starvation-avoidance interval, seconds
-    #[arg(long, default_value_t = 0.2, value_name = "S")]
+    #[arg(long, default_value_t = 0.2, value_name = "S", value_parser = sim_step_s())]
     pub varys_delta: f64,
     /// varys: turn starvation avoidance off (pure SEBF + MADD)
     #[arg(long)]
@@ -120,19 +126,19 @@ pub struct SchedArgs {
     #[arg(long, default_value_t = 10.0, value_name = "E")]
     pub queue_spacing: f64,
     /// aalo, saath: upper threshold of the first queue, MB (2^20 bytes)
-    #[arg(long, default_value_t = 10.0, value_name = "MB")]
+    #[arg(long, default_value_t = 10.0, value_name = "MB", value_parser = f64_in(Q1_MB.0, Q1_MB.1))]
     pub q1_mb: f64,
     /// aalo: sharing across queues: weighted (the thesis) or strict (CoflowSim)
     #[arg(long, value_enum, default_value = "weighted")]
     pub aalo_inter_queue: InterQueueArg,
     /// aalo: coordination interval Δ, seconds (0 = instantaneous)
-    #[arg(long, default_value_t = 0.010, value_name = "S")]
+    #[arg(long, default_value_t = 0.010, value_name = "S", value_parser = zero_or_sim_step_s())]
     pub aalo_delta: f64,
     /// saath: coordination interval Δ, seconds (0 = event-driven)
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = zero_or_sim_step_s())]
     pub saath_delta: f64,
     /// saath: bounded wait before a passed-over coflow goes first, seconds (0 = off)
-    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    #[arg(long, default_value_t = 5.0, value_name = "S", value_parser = zero_or_sim_step_s())]
     pub saath_starvation: f64,
     /// fifo, scf, ncf, tcf, sebf: whether the coflows MADD could not serve (a port they need
     /// is full) share the leftovers before work conservation, as the reference simulator's

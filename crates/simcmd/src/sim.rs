@@ -1,7 +1,7 @@
 //! `coflowkit sim`: replay a trace under several schedulers and compare them (the flags and the
 //! run; the binary prints the table).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -356,7 +356,8 @@ pub fn run_all_probed(
     // Long replays show progress on a terminal and stay quiet when piped.
     let progress = std::io::stderr().is_terminal();
     if progress {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "simulating {} schedulers, {} at a time",
             kinds.len(),
             jobs.clamp(1, kinds.len().max(1))
@@ -386,9 +387,12 @@ pub fn run_all_probed(
                 .with_context(|| format!("simulating {kind}"));
                 if progress {
                     if let Ok((out, _)) = &r {
-                        eprintln!(
+                        let _ = writeln!(
+                            std::io::stderr(),
                             "  {kind} done in {:.1} s ({} decisions, {} redistributions)",
-                            out.wall_s, out.decisions, out.redistributions
+                            out.wall_s,
+                            out.decisions,
+                            out.redistributions
                         );
                     }
                 }

@@ -24,6 +24,7 @@
 //! there has every socket inside the host.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::net::Ipv4Addr;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -488,7 +489,10 @@ pub fn teardown_all() {
     };
     for made in all {
         if let Err(e) = undo(made) {
-            eprintln!("removing a network namespace cluster: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "removing a network namespace cluster: {e}"
+            );
         }
     }
 }

@@ -9,6 +9,9 @@ use crate::batch::MAX_DATAGRAM;
 use crate::loss::LossInjection;
 use crate::wire::HEADER_LEN;
 
+/// The largest payload a datagram carries: a UDP datagram's 65,507 bytes less the header.
+pub const MAX_PAYLOAD: usize = MAX_DATAGRAM - HEADER_LEN;
+
 /// One rank's endpoint.
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
@@ -98,11 +101,10 @@ impl EndpointConfig {
         if self.rank as usize >= n {
             return Err(format!("rank {} of {n} peers", self.rank));
         }
-        if self.payload == 0 || self.payload > MAX_DATAGRAM - HEADER_LEN {
+        if self.payload == 0 || self.payload > MAX_PAYLOAD {
             return Err(format!(
-                "payload {} bytes: must be 1 to {}",
-                self.payload,
-                MAX_DATAGRAM - HEADER_LEN
+                "payload {} bytes: must be 1 to {MAX_PAYLOAD}",
+                self.payload
             ));
         }
         if let Some(r) = self.rate_bps {

@@ -20,7 +20,7 @@ mod staging;
 mod stats;
 pub mod wire;
 
-pub use config::{EndpointConfig, ExchangeProtocol, ReturnWhen};
+pub use config::{EndpointConfig, ExchangeProtocol, ReturnWhen, MAX_PAYLOAD};
 pub use endpoint::Endpoint;
 pub use error::TransportError;
 pub use loss::LossInjection;

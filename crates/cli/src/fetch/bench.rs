@@ -107,9 +107,7 @@ impl Steady {
 
 pub fn run(args: FetchBenchArgs) -> Result<()> {
     if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: debug build; run `cargo run --release -- fetch bench` for real numbers"
-        );
+        errln!("warning: debug build; run `cargo run --release -- fetch bench` for real numbers");
     }
     let sizes: Vec<usize> = args
         .nodes

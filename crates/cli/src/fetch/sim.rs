@@ -149,7 +149,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
             let declared = t.ports;
             let used = t.compact_ports();
             if used.is_some() {
-                eprintln!(
+                errln!(
                     "{}: {declared} ports declared, {} used: the simulation numbers those 0..{} \
                      in order",
                     p.display(),
@@ -251,7 +251,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
             let out = simulate_pull(&fabric, &jobs, &opts)
                 .with_context(|| format!("simulating {policy} (seed {seed})"))?;
             if progress {
-                eprintln!("  {policy} (seed {seed}) done in {:.1} s", out.wall_s);
+                errln!("  {policy} (seed {seed}) done in {:.1} s", out.wall_s);
             }
             outs[i].push(out);
         }

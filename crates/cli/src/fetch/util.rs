@@ -136,7 +136,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
                     cap = out.capacity_bytes_per_s;
                 }
                 if std::io::stderr().is_terminal() {
-                    eprintln!("  {policy} on {n} nodes ({share} slow) done");
+                    errln!("  {policy} on {n} nodes ({share} slow) done");
                 }
                 let util = sum / runs as f64;
                 if policy == Policy::Random {

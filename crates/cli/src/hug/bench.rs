@@ -59,7 +59,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         "--vms and --repeat must be at least 1"
     );
     if cfg!(debug_assertions) {
-        eprintln!("warning: a debug build; times mean little (cargo run --release)");
+        errln!("warning: a debug build; times mean little (cargo run --release)");
     }
     outln!(
         "hug bench: {} VMs per tenant, {} tenant VMs per machine, median of {} runs",

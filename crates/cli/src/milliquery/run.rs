@@ -9,6 +9,7 @@ use clap::Args;
 use coflowkit_group::ShuffleProto;
 use coflowkit_milliquery::tablet::Table;
 use coflowkit_milliquery::{HotKeys, Query};
+use coflowkit_simcmd::flag_range::{f64_in, timeout_s, wait};
 
 use super::run_rank;
 use crate::ranks::{self, RanksArgs};
@@ -42,13 +43,15 @@ pub struct RunArgs {
     /// Seconds of silence before a peer is declared dead. A rank computes for a long time
     /// between collectives at large row counts (and longer on a loaded host), and the
     /// transport's default (100 resend periods, 0.5 s) takes that for death.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = timeout_s())]
     pub dead_after_s: f64,
     /// Gather tree radix (spec: 6).
     #[arg(long, default_value_t = coflowkit_group::GATHER_K)]
     pub gather_k: u32,
-    /// Lead time of the synchronised start (ms): rank 0 broadcasts a start this far ahead.
-    #[arg(long, default_value_t = 20.0, value_parser = non_negative_ms)]
+    /// Lead time of the synchronised start (ms): rank 0 broadcasts a start this far ahead (at
+    /// most 60,000).
+    #[arg(long, default_value_t = 20.0,
+          value_parser = f64_in(wait::START_MARGIN_MS.0, wait::START_MARGIN_MS.1))]
     pub start_margin_ms: f64,
     /// Write `{"config": {...}, "results": [one object per query and hot-key mode]}`.
     #[arg(long)]
@@ -102,14 +105,4 @@ pub fn run(a: RunArgs) -> Result<()> {
         return Ok(());
     }
     run_rank::run(&a, &queries)
-}
-
-/// A lead time in milliseconds: finite and not negative.
-fn non_negative_ms(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "`{s}` is not a non-negative number of milliseconds"
-        )),
-    }
 }

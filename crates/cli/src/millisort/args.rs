@@ -8,6 +8,7 @@ use coflowkit_group::{ShuffleProto, BCAST_K, GATHER_K};
 use coflowkit_millisort::sort::Config;
 use coflowkit_millisort::validate::Depth;
 use coflowkit_millisort::Rule;
+use coflowkit_simcmd::flag_range::{f64_in, f64_positive, wait};
 use coflowkit_sortdata::RecordKind;
 
 use crate::ranks::RanksArgs;
@@ -28,8 +29,8 @@ pub struct MilliSortArgs {
     /// Reduction factor of two-level partitioning (ranks per pivot sorter).
     #[arg(long, default_value_t = 10)]
     pub reduction: usize,
-    /// Pivots per rank (s·M); default M (s = 1, the paper's setting).
-    #[arg(long)]
+    /// Pivots per rank (s·M); default M (s = 1, the paper's setting); at most 2^20 (0 is 1).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 20))]
     pub pivots_per_rank: Option<usize>,
     /// The record shuffle's protocol: high-entropy, grpf, grpt, srpt, hadoop-C, madd, lockstep.
     #[arg(long, default_value = "high-entropy")]
@@ -47,11 +48,13 @@ pub struct MilliSortArgs {
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
     /// Time budgets (ms, comma-separated): for each, the largest records per rank whose median
-    /// time is within it.
-    #[arg(long, value_delimiter = ',')]
+    /// time is within it (each above 0 and at most 60,000).
+    #[arg(long, value_delimiter = ',', value_parser = f64_positive(60_000.0))]
     pub budget_ms: Vec<f64>,
-    /// Lead time of the synchronised start (ms): rank 0 broadcasts a start this far ahead.
-    #[arg(long, default_value_t = 20.0)]
+    /// Lead time of the synchronised start (ms): rank 0 broadcasts a start this far ahead (at
+    /// most 60,000).
+    #[arg(long, default_value_t = 20.0,
+          value_parser = f64_in(wait::START_MARGIN_MS.0, wait::START_MARGIN_MS.1))]
     pub start_margin_ms: f64,
     /// Validation after every sort (untimed): full (also regenerate every record from its
     /// origin: keys paired with values), sums (order, count, checksum), none.
@@ -61,8 +64,8 @@ pub struct MilliSortArgs {
     /// (the group's all-to-all returns every message at once, so one shuffle cannot overlap).
     #[arg(long)]
     pub overlap_merge: bool,
-    /// Threads of each rank's local sort.
-    #[arg(long, default_value_t = 1)]
+    /// Threads of each rank's local sort (1 to 1024).
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub threads: usize,
     /// Cores the ranks share, for records per ms per core (default: min(ranks · threads, this
     /// host's cores), right for --local; set it under mpirun across hosts).
@@ -90,9 +93,6 @@ impl MilliSortArgs {
         self.depth()?;
         if self.threads == 0 {
             bail!("--threads must be at least 1");
-        }
-        if !(self.start_margin_ms >= 0.0 && self.start_margin_ms.is_finite()) {
-            bail!("--start-margin-ms must be a non-negative number");
         }
         if let Some(t) = self
             .budget_ms

@@ -31,7 +31,7 @@ pub fn run(a: MilliSortArgs) -> Result<()> {
     let (world, ep) = ranks::connect(&a.ranks, a.seed, timeout)?;
     if a.fail_rank == Some(world.rank) {
         // Fault injection for the tests: this rank leaves without a word (exit status 0).
-        eprintln!("rank {}: leaving before the sort (--fail-rank)", world.rank);
+        errln!("rank {}: leaving before the sort (--fail-rank)", world.rank);
         return Ok(());
     }
     let counted = Counted::new(ep.clone() as Arc<dyn Exchange>);
@@ -114,7 +114,7 @@ fn runs(
         if let Some(rep) = rep {
             if let Some(v) = &rep.validation {
                 if !v.ok {
-                    eprintln!("validation FAILED: {v:?}");
+                    errln!("validation FAILED: {v:?}");
                 }
             }
             if i >= a.warmup {

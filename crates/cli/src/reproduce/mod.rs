@@ -98,7 +98,7 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let progress = std::io::stderr().is_terminal();
     if progress {
-        eprintln!("{} simulations, {jobs} at a time", specs.len());
+        errln!("{} simulations, {jobs} at a time", specs.len());
     }
     let results = runs::run_all(&specs, &workload, &trace, &fabric, jobs, progress)?;
     let rows = rows::rows(&results);

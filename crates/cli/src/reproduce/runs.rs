@@ -95,7 +95,7 @@ pub fn run_all(
                     .with_context(|| format!("run `{}`", spec.key));
                 if progress {
                     if let Ok(out) = &r {
-                        eprintln!("  {} done in {:.1} s", spec.key, out.wall_s);
+                        errln!("  {} done in {:.1} s", spec.key, out.wall_s);
                     }
                 }
                 done.lock().unwrap()[i] = Some(r);

@@ -66,7 +66,7 @@ pub fn run(a: GenArgs) -> Result<()> {
     match &a.output {
         Some(p) => {
             std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
-            eprintln!(
+            errln!(
                 "{}: {} nodes, skewness {:.4} (target {}), {} packets, generated in {:.1} ms",
                 p.display(),
                 a.nodes,

@@ -29,7 +29,7 @@ fn progress_printer() -> impl FnMut(Progress) {
         let t = start.elapsed();
         if t >= next {
             next = t + EVERY;
-            eprintln!(
+            errln!(
                 "  {:.0} s: timestep {}, {} of {} data packets delivered ({:.1}%)",
                 t.as_secs_f64(),
                 p.steps,
@@ -136,9 +136,7 @@ pub struct BenchArgs {
 /// Times `run` alone (the matrix is generated once, outside the clock).
 pub fn bench(args: BenchArgs) -> Result<()> {
     if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: debug build; run `cargo run --release -- shuffle bench` for real numbers"
-        );
+        errln!("warning: debug build; run `cargo run --release -- shuffle bench` for real numbers");
     }
     let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
     let cfg = args.sim.to_config(&args.protocol, args.seed)?;

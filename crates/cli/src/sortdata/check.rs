@@ -49,7 +49,7 @@ pub fn run(a: CheckArgs) -> Result<()> {
             .with_context(|| format!("writing {}", out.display()))?;
     }
     if !a.quiet {
-        eprint!("{}", summary.valsort_report());
+        err!("{}", summary.valsort_report());
     }
     if !summary.is_sorted() {
         // valsort's lines are the whole message: exit 1 without an extra error line.

@@ -5,17 +5,22 @@ use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_sortdata::{checksum, par_checksum, par_generate_into, RecordKind, RECORD_LEN};
 
 /// Records per block written (6.4 MB).
 const BLOCK_RECORDS: u64 = 64 * 1024;
 
+/// Most records one run generates: 10^13 (1 PB, ten times GraySort's 100 TB). More would not
+/// end in any useful time even into /dev/null.
+pub const MAX_RECORDS: u64 = 10_000_000_000_000;
+
 #[derive(Args)]
 pub struct GenArgs {
-    /// Records to generate (gensort NUM_RECS).
-    #[arg(long)]
+    /// Records to generate (gensort NUM_RECS), at most 10^13 (1 PB); into a file, at most what
+    /// its file system has room for.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_RECORDS))]
     pub records: u64,
     /// Number of the first record (gensort -b), decimal, up to 2^128 - 1.
     #[arg(long, default_value_t = 0)]
@@ -40,6 +45,7 @@ pub fn run(a: GenArgs) -> Result<()> {
     let mut out = if skip_output {
         None
     } else {
+        check_room(&a.output, a.records)?;
         let f =
             File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?;
         Some(f)
@@ -84,7 +90,42 @@ pub fn run(a: GenArgs) -> Result<()> {
             .with_context(|| format!("writing {}", a.output.display()))?;
     }
     if a.checksum {
-        eprintln!("{}", checksum::checksum_hex(sum));
+        errln!("{}", checksum::checksum_hex(sum));
+    }
+    Ok(())
+}
+
+/// Refuses a run whose records cannot fit on `path`'s file system (what it has free, plus what
+/// an existing `path` holds, since it is truncated): told at once rather than after hours of
+/// writing. Outputs that are not regular files (pipes, devices) are not checked.
+fn check_room(path: &std::path::Path, records: u64) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let existing = std::fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        return Ok(());
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `c` is a valid C string and `st` a properly sized, writable statvfs.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Ok(()); // the create below names the problem
+    }
+    let free = (st.f_bavail as u64)
+        .saturating_mul(st.f_frsize as u64)
+        .saturating_add(existing.map_or(0, |m| m.len()));
+    let need = records.saturating_mul(RECORD_LEN as u64);
+    if need > free {
+        bail!(
+            "--records {records}: {need} bytes ({records} records of {RECORD_LEN}), but the file \
+             system of {} has {free} bytes free",
+            path.display()
+        );
     }
     Ok(())
 }

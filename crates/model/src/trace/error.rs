@@ -61,7 +61,8 @@ pub enum TraceErrorKind {
     },
     #[error("{field}: port {port} out of range 0..{ports}")]
     PortOutOfRange { field: Field, port: u64, ports: u32 },
-    /// The text as written: the value itself may be thousands of digits long (1e308).
+    /// The text as written (the value may be thousands of digits long: 1e308), bounded by
+    /// [`crate::echo::echo`].
     #[error("{field}: size `{text}` MB is not a number of MB from 0 to 2^33 (8 PiB, the most bytes counted exactly)")]
     BadSize { field: Field, text: String },
     #[error("{field}: coflow {id} has no bytes (all its sizes are 0 MB): its completion time would be 0 and every ratio with it undefined")]

@@ -76,7 +76,7 @@ impl<'a> Line<'a> {
     pub fn bad_number(&self, field: Field, text: &str, expected: &'static str) -> TraceError {
         self.err(TraceErrorKind::BadNumber {
             field,
-            text: text.to_string(),
+            text: crate::echo::echo(text),
             expected,
         })
     }
@@ -142,7 +142,7 @@ impl<'a> Line<'a> {
         if !(0.0..=MAX_MB).contains(&mb) {
             return Err(self.err(TraceErrorKind::BadSize {
                 field,
-                text: text.to_string(),
+                text: crate::echo::echo(text),
             }));
         }
         // -0 + 0 is +0: no negative zero reaches a division.
@@ -154,7 +154,7 @@ impl<'a> Line<'a> {
             None => Ok(()),
             Some(t) => Err(self.err(TraceErrorKind::TrailingTokens {
                 field: self.next_field("end of line"),
-                token: t.to_string(),
+                token: crate::echo::echo(t),
             })),
         }
     }

@@ -55,11 +55,15 @@ pub struct MatrixArgs {
     /// General generator: how the target skewness is reached.
     #[arg(long, value_enum, default_value = "bisect", help_heading = "Matrix")]
     pub skew_method: SkewMethodArg,
-    /// General generator: stop the search within this absolute skewness error.
-    #[arg(long, default_value_t = 0.002, help_heading = "Matrix")]
+    /// General generator: stop the search within this absolute skewness error (10^-6 to 1:
+    /// below that the search only runs out its tries).
+    #[arg(long, default_value_t = 0.002, help_heading = "Matrix",
+          value_parser = crate::flag_range::f64_in(1e-6, 1.0))]
     pub skew_tolerance: f64,
-    /// General generator: re-aims on the final skewness (bisect) or CDFs to try (sample).
-    #[arg(long, help_heading = "Matrix")]
+    /// General generator: re-aims on the final skewness (bisect) or CDFs to try (sample), at
+    /// most 10,000 (2^64 - 1 ran for ever).
+    #[arg(long, help_heading = "Matrix",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=10_000))]
     pub skew_tries: Option<usize>,
     /// General generator: how a row reaches N.
     #[arg(long, value_enum, default_value = "truncate", help_heading = "Matrix")]

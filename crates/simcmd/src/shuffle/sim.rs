@@ -1,6 +1,7 @@
 //! `coflowkit shuffle sim`: one shuffle, packet by packet, under one protocol (the flags, the
 //! run and its JSON; the binary prints the report).
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -97,7 +98,7 @@ pub fn simulate_observed(args: &SimArgs, seen: impl FnMut(Progress)) -> Result<S
     let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
     let cfg = args.sim.to_config(&args.protocol, args.seed)?;
     if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
-        eprintln!("{cfg:?}");
+        let _ = writeln!(std::io::stderr(), "{cfg:?}");
     }
     Ok(try_run_observed(&m, &cfg, 1 << 6, seen)?)
 }
