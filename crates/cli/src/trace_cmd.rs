@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError};
+use coflowkit_model::gen::{self, default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError};
 use coflowkit_model::trace::{self, stats::TraceStats, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
 use coflowkit_simcmd::flag_range::zero_or_at_least;
@@ -83,6 +83,32 @@ pub enum GenCmd {
         out: OutArgs,
         #[command(flatten)]
         limit: FlowLimit,
+    },
+    /// HUG's host-level experiment (Fig 7.10): A one flow 0 -> 1, B n flows 0 -> 2..n+1
+    HugHost {
+        /// B's flows
+        #[arg(long, default_value_t = 10)]
+        n: u32,
+        /// Every flow's size, MiB
+        #[arg(long, default_value_t = 100.0)]
+        mb: f64,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// HUG's network-level experiment (Fig 7.11): A i -> i+H/2, B all-to-all, C j -> j+H/4
+    /// (permutations: write it with --format sincronia)
+    HugNet {
+        /// Machines H, one VM of each coflow on each
+        #[arg(long, default_value_t = 8)]
+        hosts: u32,
+        /// Every flow's size, MiB
+        #[arg(long, default_value_t = 100.0)]
+        mb: f64,
+        /// Arrival times of A, B and C in seconds
+        #[arg(long, value_delimiter = ',', default_values_t = [0.0, 0.25, 0.5])]
+        arrivals_s: Vec<f64>,
+        #[command(flatten)]
+        out: OutArgs,
     },
 }
 
@@ -208,6 +234,20 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             };
             out.write(&limit.check(spec.generate(&base).map_err(flag_error)?)?)?;
         }
+        TraceCmd::Gen(GenCmd::HugHost { n, mb, out }) => {
+            out.write(&gen::hug::host_level(n, mb).map_err(flag_error)?)?
+        }
+        TraceCmd::Gen(GenCmd::HugNet {
+            hosts,
+            mb,
+            arrivals_s,
+            out,
+        }) => {
+            let at: [f64; 3] = arrivals_s.try_into().map_err(|v: Vec<f64>| {
+                anyhow::anyhow!("--arrivals-s: {} values, want 3", v.len())
+            })?;
+            out.write(&gen::hug::network_level(hosts, mb, at).map_err(flag_error)?)?
+        }
     }
     Ok(())
 }
@@ -216,7 +256,10 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
 fn flag_error(e: GenError) -> anyhow::Error {
     match e {
         GenError::BadSpec { field, why }
-            if matches!(field, "load" | "ports" | "mean_interarrival_ms") =>
+            if matches!(
+                field,
+                "load" | "ports" | "mean_interarrival_ms" | "mb" | "n" | "hosts" | "arrivals_s"
+            ) =>
         {
             anyhow::anyhow!("--{}: {why}", field.replace('_', "-"))
         }

@@ -3,6 +3,7 @@
 
 mod alloc;
 mod bench;
+mod distribute;
 
 use clap::Subcommand;
 
@@ -13,11 +14,15 @@ pub enum HugCmd {
     Alloc(alloc::AllocArgs),
     /// Allocation computing time at 100, 10,000 and 100,000 machines (run a release build).
     Bench(bench::BenchArgs),
+    /// How long a new allocation takes to reach every machine: a coordinator and N emulated
+    /// daemons on loopback (run a release build).
+    Distribute(distribute::DistributeArgs),
 }
 
 pub fn run(cmd: HugCmd) -> anyhow::Result<()> {
     match cmd {
         HugCmd::Alloc(a) => alloc::run(a),
         HugCmd::Bench(a) => bench::run(a),
+        HugCmd::Distribute(a) => distribute::run(a),
     }
 }
