@@ -151,15 +151,19 @@ impl Controller {
         out
     }
 
+    /// Host `host` got `block` from `from` in `secs`. Only a block's first report for a host
+    /// is kept as a transfer, so the list is at most hosts x blocks long however often a
+    /// receiver repeats its reports (it grew by each repeat, without bound).
     pub fn on_got(&mut self, host: u32, block: u32, from: u32, secs: f64, now_s: f64) {
-        if let Some(b) = self
+        let held = self
             .held
             .get_mut(host as usize)
-            .and_then(|h| h.get_mut(block as usize))
-        {
-            *b = true;
-        }
+            .and_then(|h| h.get_mut(block as usize));
+        let Some(b) = held else { return };
         self.last_progress_s = now_s;
+        if std::mem::replace(b, true) {
+            return;
+        }
         self.transfers.push(Transfer {
             from,
             to: host,
@@ -264,6 +268,24 @@ impl Controller {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A receiver repeating its reports adds no transfer (each repeat did); a block out of
+    /// range is ignored.
+    #[test]
+    fn repeated_block_reports_keep_one_transfer_each() {
+        let mut c = Controller::new(Mechanism::Cornet, 3, 4, vec![], 2, 7);
+        for round in 0..100 {
+            for block in 0..4 {
+                c.on_got(1, block, 0, 0.5, round as f64);
+            }
+            c.on_got(1, 99, 0, 0.5, 0.0);
+            c.on_got(99, 0, 0, 0.5, 0.0);
+        }
+        c.on_got(2, 3, 1, 0.25, 100.0);
+        assert_eq!(c.transfers().len(), 5);
+        let last = c.transfers()[4];
+        assert_eq!((last.from, last.to, last.secs), (1, 2, 0.25));
+    }
 
     #[test]
     fn cornet_peer_sets_are_random_live_hosts_with_the_source() {

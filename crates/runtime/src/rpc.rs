@@ -14,6 +14,11 @@ use crate::tls::TlsClient;
 /// stored objects and flows, so this bounds how much soft state one daemon can report.
 pub const MAX_RPC_BYTES: usize = 4 * 1024 * 1024;
 
+/// Most flows one `ReportProgress` may carry (INVALID_ARGUMENT past it); a daemon reports more
+/// in several requests. Keeps one request's hold on the coordinator's state short: 4 MiB of
+/// entries is about 200,000.
+pub const MAX_PROGRESS_PER_REQUEST: usize = 16_384;
+
 pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
 
 /// Connect (eagerly, with a short timeout) to a plaintext coordinator at `host:port`.

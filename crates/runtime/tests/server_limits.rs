@@ -225,3 +225,45 @@ async fn an_oversized_broadcast_report_is_refused_at_once() {
         "{m}"
     );
 }
+
+/// A progress report of more than `MAX_PROGRESS_PER_REQUEST` flows is refused with
+/// INVALID_ARGUMENT naming the bound, and counted; one at the bound is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_progress_report_is_refused_at_once() {
+    use coflowkit_runtime::proto::{progress, Progress};
+    use coflowkit_runtime::rpc::MAX_PROGRESS_PER_REQUEST;
+    let c = start(RegistryLimits::default());
+    let mut rpc = rpc::connect(&c.addr().to_string(), &token()).await.unwrap();
+    rpc.register_daemon(daemon("10.1.0.1:1", vec![]))
+        .await
+        .unwrap();
+    let report = |n: usize| Progress {
+        daemon: "10.1.0.1:1".into(),
+        flows: (0..n as u64)
+            .map(|flow| progress::Sent {
+                flow,
+                sent_bytes: 1,
+                done: true,
+                failed: false,
+            })
+            .collect(),
+    };
+    rpc.report_progress(report(MAX_PROGRESS_PER_REQUEST))
+        .await
+        .unwrap();
+    let e = rpc
+        .report_progress(report(MAX_PROGRESS_PER_REQUEST + 1))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    let says = format!(
+        "{} flows in one progress report, at most {MAX_PROGRESS_PER_REQUEST}",
+        MAX_PROGRESS_PER_REQUEST + 1
+    );
+    assert!(e.message().contains(&says), "{}", e.message());
+    let m = metrics(c.metrics_addr().unwrap()).await;
+    assert!(
+        m.contains("coflowkit_requests_refused_total{limit=\"progress_flows\"} 1"),
+        "{m}"
+    );
+}

@@ -1,11 +1,12 @@
 //! A read-only HTTP endpoint for monitoring: `GET /metrics` (Prometheus text format),
-//! `GET /status` (JSON), and a live dashboard at `/` (one page compiled into the binary, fed by
+//! `GET /status` (JSON, bounded; see [`status_page`]), and a live dashboard at `/` (one page compiled into the binary, fed by
 //! server-sent events from `/events`; see [`dashboard`]). Opt-in and unauthenticated, like most
 //! metrics endpoints: bind it to a private address. Served by axum on hyper, one connection at a
 //! time through the listener's [`Gate`] (connection limits, a deadline for the request head,
 //! counters in `/metrics`).
 
 mod dashboard;
+mod status_page;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -18,18 +19,27 @@ use axum::routing::get;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::service::Shared;
 use super::state::Limit;
 use crate::listen::{self, Gate};
 
+/// A connection's read and write buffer.
+const BUF_BYTES: usize = 64 << 10;
+
 pub async fn serve(shared: Arc<Shared>, listener: TcpListener, gate: Arc<Gate>) {
     let board = dashboard::Board::start(shared.clone());
+    let status = Arc::new(status_page::StatusPage::default());
     let app = Router::new()
         .route("/metrics", get(metrics_page))
-        .route("/status", get(status_page))
+        .route(
+            "/status",
+            get(move |Ext(shared): Ext<Arc<Shared>>| {
+                let status = status.clone();
+                async move { status.answer(&shared).await }
+            }),
+        )
         .merge(dashboard::routes(board))
         .fallback(|| async { (StatusCode::NOT_FOUND, "try /metrics or /status\n") })
         .layer(middleware::from_fn(same_version))
@@ -44,6 +54,9 @@ pub async fn serve(shared: Arc<Shared>, listener: TcpListener, gate: Arc<Gate>) 
             // event stream) take as long as they take.
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
+                // What a connection buffers each way (a request head, an answer's bytes the
+                // reader has not taken): 400 KB by default, times hundreds of connections.
+                .max_buf_size(BUF_BYTES)
                 .header_read_timeout(timeout)
                 .serve_connection(TokioIo::new(sock), svc);
             if let Err(e) = conn.await {
@@ -70,13 +83,6 @@ async fn metrics_page(Ext(shared): Ext<Arc<Shared>>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         metrics(&shared),
-    )
-}
-
-async fn status_page(Ext(shared): Ext<Arc<Shared>>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        status_json(&shared),
     )
 }
 
@@ -135,7 +141,11 @@ fn metrics(shared: &Shared) -> String {
          # TYPE coflowkit_requests_refused_total counter"
     );
     let by_limit = (Limit::ALL.iter().map(|l| l.name())).zip(&shared.refused.by_limit);
-    for (name, n) in by_limit.chain([("broadcast_got", &shared.refused.broadcast_got)]) {
+    let per_request = [
+        ("broadcast_got", &shared.refused.broadcast_got),
+        ("progress_flows", &shared.refused.progress_flows),
+    ];
+    for (name, n) in by_limit.chain(per_request) {
         let _ = writeln!(
             out,
             "coflowkit_requests_refused_total{{limit=\"{name}\"}} {}",
@@ -150,36 +160,4 @@ fn metrics(shared: &Shared) -> String {
         &mut out,
     );
     out
-}
-
-fn status_json(shared: &Shared) -> String {
-    let now = shared.now_s();
-    let last_decision_s = *shared
-        .last_decision_s
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    let s = shared.state.lock().unwrap_or_else(|p| p.into_inner());
-    let doc = json!({
-        "protocol_version": crate::PROTOCOL_VERSION,
-        "scheduler": shared.scheduler,
-        "rounds": s.rounds(),
-        "uptime_s": now,
-        "last_decision_s": last_decision_s,
-        "daemons": s.daemons().iter().enumerate().filter(|(_, d)| !d.gone).map(|(i, d)| json!({
-            "port": i, "addr": d.addr, "nic_bytes_per_s": d.nic_bytes_per_s,
-            "connected": d.connected, "objects": d.objects,
-        })).collect::<Vec<_>>(),
-        "coflows": s.coflows().map(|c| json!({
-            "id": c.id, "name": c.name, "age_s": now - c.arrival_s,
-            "ready": c.ready(), "parents": c.parents,
-            "dag": s.dag_pos(c.id).map(|d| format!("{}.{}", d.external, d.internal)),
-            "flows": c.flows.iter().filter_map(|&k| s.flow(k)).map(|f| json!({
-                "src": s.daemons()[f.src].addr,
-                "dst": f.dst.map(|d| s.daemons()[d].addr.clone()),
-                "data_id": f.data_id, "size_bytes": f.size_bytes, "sent_bytes": f.sent_bytes,
-                "bytes_per_s": f.rate, "done": f.done,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    });
-    doc.to_string()
 }

@@ -18,6 +18,7 @@ use super::state::{Full, Limit, State};
 use crate::auth::PROTOCOL_VERSION;
 use crate::proto::coordinator_server::Coordinator;
 use crate::proto::*;
+use crate::rpc::MAX_PROGRESS_PER_REQUEST;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest name, data id or address accepted (bytes).
@@ -53,6 +54,7 @@ pub struct Shared {
 pub struct Refused {
     pub by_limit: [AtomicU64; 3],
     pub broadcast_got: AtomicU64,
+    pub progress_flows: AtomicU64,
 }
 
 impl Refused {
@@ -305,6 +307,20 @@ impl Coordinator for Service {
 
     async fn report_progress(&self, req: Request<Progress>) -> Result<Response<Empty>, Status> {
         let r = req.into_inner();
+        if r.flows.len() > MAX_PROGRESS_PER_REQUEST {
+            self.0
+                .refused
+                .progress_flows
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(bad(
+                "flows",
+                format!(
+                    "{} flows in one progress report, at most {MAX_PROGRESS_PER_REQUEST} (report \
+                     the rest in the next)",
+                    r.flows.len()
+                ),
+            ));
+        }
         let wake = {
             let mut s = self.0.lock();
             let port = daemon_port(&s, &r.daemon)?;

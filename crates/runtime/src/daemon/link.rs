@@ -202,12 +202,18 @@ async fn report_loop(d: Arc<Daemon>, mut c: Client, interval: Duration) {
             done: !e.failed,
             failed: e.failed,
         }));
-        let r = c
-            .report_progress(Progress {
+        // In pieces the coordinator takes (it refuses larger reports).
+        let mut r = Ok(());
+        for piece in flows.chunks(crate::rpc::MAX_PROGRESS_PER_REQUEST) {
+            let req = Progress {
                 daemon: d.cfg.advertise.clone(),
-                flows,
-            })
-            .await;
+                flows: piece.to_vec(),
+            };
+            if let Err(e) = c.report_progress(req).await {
+                r = Err(e);
+                break;
+            }
+        }
         if r.is_err() {
             d.flows.unreport(ended);
         }

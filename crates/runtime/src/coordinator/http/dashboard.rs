@@ -14,23 +14,30 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State as Ext;
-use axum::http::header;
+use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde::Serialize;
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 use tokio_stream::wrappers::WatchStream;
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::StreamExt;
 
 use super::super::service::Shared;
+use super::status_page::json_len;
 
 /// The page, served as is.
 const PAGE: &str = include_str!("dashboard.html");
 /// Seconds between samples, and samples kept (five minutes).
 const PERIOD: Duration = Duration::from_secs(1);
 const HISTORY: usize = 300;
+/// Bytes of JSON a tick's live view (daemons, then coflows) and a `hello`'s history may take:
+/// at 8,192 coflows and 4,096 daemons they were megabytes, copied into every stream.
+pub const LIVE_MAX_BYTES: usize = 1 << 20;
+pub const HISTORY_MAX_BYTES: usize = 1 << 20;
+/// Event streams open at once; past them `/events` answers 503 with `Retry-After`.
+pub const STREAMS: usize = 16;
 
 /// One second of the fabric.
 #[derive(Serialize, Clone)]
@@ -86,12 +93,16 @@ struct Live {
     /// Unfinished coflows in the scheduler's priority order, then those it did not place in
     /// arrival order.
     coflows: Vec<CoflowRow>,
+    /// Left out of `daemons` and `coflows` by [`LIVE_MAX_BYTES`].
+    daemons_omitted: usize,
+    coflows_omitted: usize,
 }
 
 /// Samples kept, and the latest tick (JSON) for the event streams.
 pub struct Board {
     history: Mutex<VecDeque<Sample>>,
     tick: watch::Sender<Arc<str>>,
+    streams: Arc<Semaphore>,
 }
 
 impl Board {
@@ -100,6 +111,7 @@ impl Board {
         let board = Arc::new(Board {
             history: Mutex::new(VecDeque::with_capacity(HISTORY)),
             tick: watch::channel(Arc::from("{}")).0,
+            streams: Arc::new(Semaphore::new(STREAMS)),
         });
         let b = board.clone();
         tokio::spawn(async move {
@@ -206,15 +218,10 @@ impl Sampler {
             let key = |c: &CoflowRow| c.order.unwrap_or(usize::MAX);
             key(a).cmp(&key(b)).then(b.age_s.total_cmp(&a.age_s))
         });
-        let live = Live {
-            scheduler: shared.scheduler.clone(),
-            uptime_s: t_s,
-            rounds: s.rounds(),
-            ordered: !place.is_empty(),
-            daemons: s
-                .daemons()
-                .iter()
-                .enumerate()
+        let mut room = LIVE_MAX_BYTES;
+        let (daemons, daemons_omitted) = within(
+            &mut room,
+            (s.daemons().iter().enumerate())
                 .filter(|(_, d)| !d.gone)
                 .map(|(port, d)| DaemonRow {
                     port,
@@ -222,12 +229,36 @@ impl Sampler {
                     nic_bytes_per_s: d.nic_bytes_per_s,
                     connected: d.connected,
                     objects: d.objects,
-                })
-                .collect(),
+                }),
+        );
+        let (coflows, coflows_omitted) = within(&mut room, coflows);
+        let live = Live {
+            scheduler: shared.scheduler.clone(),
+            uptime_s: t_s,
+            rounds: s.rounds(),
+            ordered: !place.is_empty(),
+            daemons,
             coflows,
+            daemons_omitted,
+            coflows_omitted,
         };
         (sample, live)
     }
+}
+
+/// The first of `rows` while their JSON fits `room` (taken from it), and how many were left out.
+fn within<T: Serialize>(room: &mut usize, rows: impl IntoIterator<Item = T>) -> (Vec<T>, usize) {
+    let (mut kept, mut left) = (Vec::new(), 0);
+    for r in rows {
+        let n = json_len(&r) + 1;
+        if left > 0 || n > *room {
+            left += 1;
+            continue;
+        }
+        *room -= n;
+        kept.push(r);
+    }
+    (kept, left)
 }
 
 /// `/` and `/events`, on the router of `/metrics` and `/status`; `/hold` for headless browsers.
@@ -268,15 +299,30 @@ async fn hold(axum::extract::RawQuery(q): axum::extract::RawQuery) -> axum::http
     axum::http::StatusCode::NO_CONTENT
 }
 
-/// The history once, then every tick.
-fn events(board: Arc<Board>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let history: Vec<Sample> = board
-        .history
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .cloned()
-        .collect();
+/// The history once (its latest samples within [`HISTORY_MAX_BYTES`]), then every tick; 503
+/// when [`STREAMS`] streams are open.
+fn events(board: Arc<Board>) -> Response {
+    let Ok(turn) = board.streams.clone().try_acquire_owned() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "5")],
+            format!("{STREAMS} event streams are open; try again\n"),
+        )
+            .into_response();
+    };
+    let mut history: Vec<Sample> = {
+        let h = board.history.lock().unwrap_or_else(|p| p.into_inner());
+        let mut room = HISTORY_MAX_BYTES;
+        (h.iter().rev())
+            .take_while(|s| {
+                let n = json_len(s) + 1;
+                room = room.saturating_sub(n);
+                room > 0
+            })
+            .cloned()
+            .collect()
+    };
+    history.reverse();
     // The latest tick too, so the page fills at once.
     let last: serde_json::Value =
         serde_json::from_str(&board.tick.borrow()).unwrap_or(serde_json::Value::Null);
@@ -285,6 +331,12 @@ fn events(board: Arc<Board>) -> Sse<impl Stream<Item = Result<Event, Infallible>
     let hello = Event::default().event("hello").data(hello.to_string());
     let mut rx = board.tick.subscribe();
     rx.mark_unchanged();
-    let ticks = WatchStream::from_changes(rx).map(|t| Ok(Event::default().event("tick").data(&*t)));
-    Sse::new(tokio_stream::once(Ok(hello)).chain(ticks)).keep_alive(KeepAlive::default())
+    // The stream holds its turn until the reader leaves.
+    let ticks = WatchStream::from_changes(rx).map(move |t| {
+        let _turn = &turn;
+        Ok::<_, Infallible>(Event::default().event("tick").data(&*t))
+    });
+    Sse::new(tokio_stream::once(Ok(hello)).chain(ticks))
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
