@@ -278,27 +278,107 @@ fn thousands_of_ports_in_use_cost_by_the_pairs_used() {
     }
 }
 
-/// A shuffle is n^2 messages and its simulation holds about 100 bytes each (1.7 GB at 4,096
-/// nodes): the node limit is what simulates in 4 GB, 6,000. The former 16,384 aborted.
+/// A shuffle is n^2 messages and its simulation holds about 200 bytes each at its peak (809 MB
+/// at 2,000 nodes): the node limit is what simulates in 4 GB, 4,400. The former 16,384 aborted.
 #[test]
 fn shuffles_past_what_4_gb_simulates_are_refused_up_front() {
+    // Under the limit of nodes but past what 1 GiB holds (3,000 nodes: 1.8 GB): refused with
+    // the estimate, not an abort part way (an all-ones matrix aborted at 1.49 GB in 2 GB).
+    let row = vec!["1"; 3000].join(" ");
+    let ones = format!(
+        "nodes 3000 packets\n{}\n",
+        vec![row.as_str(); 3000].join("\n")
+    );
+    let dir0 = tempfile::tempdir().unwrap();
+    let m = write(dir0.path(), "ones.txt", &ones);
+    refused(
+        &["shuffle", "sim", "--matrix", &m],
+        &[
+            &format!("{m}: 3000 nodes would need about"),
+            "address-space limit",
+        ],
+    );
+    refused(
+        &["shuffle", "sim", "--nodes", "3000"],
+        &[
+            "--nodes: 3000 nodes would need about",
+            "address-space limit",
+        ],
+    );
     let dir = tempfile::tempdir().unwrap();
-    let says = "over the limit of 6000 nodes";
+    let says = "over the limit of 4400 nodes";
     refused(
         &["shuffle", "gen", "--nodes", "16384", "-o", "/dev/null"],
-        &["16384 nodes would need about 26.8 GB", says],
+        &["16384 nodes would need about 53.7 GB", says],
     );
     refused(
         &["shuffle", "sim", "--nodes", "16384", "--max-steps", "10"],
         &["--nodes", says],
     );
     refused(
-        &["shuffle", "sim", "--nodes", "6001"],
-        &["6001 nodes would need about 3.6 GB", says],
+        &["shuffle", "sim", "--nodes", "4401"],
+        &["4401 nodes would need about 3.9 GB", says],
     );
     let m = write(dir.path(), "m.txt", "nodes 16384 packets\n0\n");
     refused(
         &["shuffle", "sim", "--matrix", &m],
         &[&format!("{m}:1"), says],
     );
+}
+
+/// The packet simulator's per-timestep series grow with the steps run: a 60-byte matrix with one
+/// cell of 2^30 packets (the most a cell may hold) reserved 4 GB per series up front and aborted,
+/// whatever `--max-steps` said; so did `--avg-packets 268435456` on 3 nodes.
+#[test]
+fn shuffle_sim_series_grow_with_the_steps_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "cell.txt",
+        "nodes 3 packets\n1 1073741824 3\n4 5 6\n7 8 9\n",
+    );
+    succeeds(&["shuffle", "sim", "--matrix", &m, "--max-steps", "2000"]);
+    succeeds(&[
+        "shuffle",
+        "sim",
+        "--nodes",
+        "3",
+        "--avg-packets",
+        "268435456",
+        "--max-steps",
+        "100",
+    ]);
+}
+
+/// A 54 KB trace of one 4,000 x 4,000 coflow is 16 million flows, within `--max-flows`, and
+/// `fair` needs about 6 GB to simulate them: `sim` refuses up front under the 1 GiB limit,
+/// naming the estimate, the limit and what to change (it aborted part way, as a 5,792 x 5,792
+/// trace did under 2 GB). A 300 x 300 twin runs.
+#[test]
+fn sim_refuses_flows_it_cannot_hold_with_the_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let square = |n: usize| {
+        let ports: Vec<String> = (0..n).map(|p| p.to_string()).collect();
+        let reducers: Vec<String> = (0..n).map(|p| format!("{p}:1.0")).collect();
+        let text = format!(
+            "{n} 1\n1 0 {n} {} {n} {}\n",
+            ports.join(" "),
+            reducers.join(" ")
+        );
+        write(dir.path(), &format!("sq{n}.txt"), &text)
+    };
+    let big = square(4000);
+    let fair = ["-s", "fair", "--baseline", "fair", "--jobs", "1"];
+    let args: Vec<&str> = ["sim", "--trace", &big].into_iter().chain(fair).collect();
+    refused(
+        &args,
+        &[
+            &format!("{big}: simulating 16000000 flows would need about"),
+            "over this process's address-space limit (ulimit -v) of 1.1 GB",
+            "--jobs 1",
+        ],
+    );
+    let small = square(300);
+    let args: Vec<&str> = ["sim", "--trace", &small].into_iter().chain(fair).collect();
+    succeeds(&args);
 }

@@ -149,6 +149,12 @@ impl Sim {
                 .saturating_add(100_000)
                 .saturating_add(recovery.map_or(0, |r| r.timeout.saturating_mul(40)))
         };
+        // The per-timestep series grow as steps run: reserve for the run's likely length, but
+        // never for more steps than may run nor more than a few MB up front (a cell of 2^30
+        // packets made `lower` reserve 4 GB per series and abort, whatever --max-steps said).
+        let series = (lower.saturating_add(64))
+            .min(max_steps.saturating_add(1))
+            .min(1 << 20) as usize;
         let mut sim = Sim {
             m: Metrics {
                 data_total,
@@ -156,12 +162,12 @@ impl Sim {
                 last_rx: 0,
                 host_rx_end: vec![0; n],
                 host_tx_end: vec![0; n],
-                up_series: Vec::with_capacity(lower as usize + 64),
-                done_series: Vec::with_capacity(lower as usize + 64),
+                up_series: Vec::with_capacity(series),
+                done_series: Vec::with_capacity(series),
                 messages: (0..n)
                     .map(|i| (0..n).filter(|&j| j != i && m.get(i, j) > 0).count() as u64)
                     .sum(),
-                down_series: Vec::with_capacity(lower as usize + 64),
+                down_series: Vec::with_capacity(series),
                 peak_switch: vec![0; topo.racks + 1],
                 peak_port: 0,
                 hops: 0,

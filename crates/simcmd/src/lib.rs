@@ -15,5 +15,6 @@ pub mod report;
 pub mod sched_args;
 pub mod shuffle;
 pub mod sim;
+pub mod sim_memory;
 pub mod stages;
 pub mod tenant_report;

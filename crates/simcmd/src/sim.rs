@@ -139,6 +139,15 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let sim = sim_options(args)?;
+    let flows: u64 = trace.coflows.iter().map(|c| c.flows.len() as u64).sum();
+    // The reference model runs its schedulers one after the other.
+    let at_once = if args.model == Model::Coflowsim {
+        1
+    } else {
+        jobs
+    };
+    crate::sim_memory::check(flows, &kinds, at_once)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let probe = |k: SchedulerKind| args.tenant_metrics || SchedulerKind::TENANT.contains(&k);
     let (outputs, metrics): (Vec<_>, Vec<_>) = match args.model {
         Model::Exact => run_all_probed(&trace, &fabric, &kinds, &opts, &sim, jobs, probe)?

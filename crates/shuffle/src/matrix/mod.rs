@@ -24,7 +24,7 @@ pub use general::{
 pub use packets::to_packets;
 pub use skewness::{skewness, skewness_of_counts};
 pub use sort::{expected_skewness, hot_fraction_for, sort_based, SortOptions};
-pub use text::{check_nodes, MAX_CELL_PACKETS, MAX_MATRIX_NODES};
+pub use text::{check_nodes, MAX_CELL_PACKETS, MAX_MATRIX_NODES, SIM_BYTES_PER_MESSAGE};
 pub use text::{
     format_normalized_matrix, format_packet_matrix, parse_matrix, read_matrix_file,
     read_normalized_matrix, read_packet_matrix, write_normalized_matrix, write_packet_matrix,

@@ -70,13 +70,15 @@ pub fn read_normalized_matrix(path: &Path) -> Result<ShuffleMatrix, MatrixError>
 }
 
 /// Most nodes a matrix may have. A shuffle is n^2 messages, and simulating it holds about
-/// [`SIM_BYTES_PER_MESSAGE`] per message (peak RSS of `shuffle sim`: 128 MB at 1,024 nodes,
-/// 1.7 GB at 4,096), so 6,000 nodes fit in 4 GB (about 3.6 GB); generating takes about 32
-/// bytes a message (0.53 GB at 4,096). The former 16,384 would need about 27 GB to
-/// simulate (extrapolated).
-pub const MAX_MATRIX_NODES: usize = 6_000;
-/// Bytes `shuffle sim` holds per message, about (measured at 1,024 and 4,096 nodes).
-pub const SIM_BYTES_PER_MESSAGE: f64 = 100.0;
+/// [`SIM_BYTES_PER_MESSAGE`] per message at its peak, so 4,400 nodes fit in 4 GB (about 3.9
+/// GB); generating takes about 32 bytes a message. The former 6,000 needed about 7.2 GB, the
+/// 16,384 before it about 54 GB.
+pub const MAX_MATRIX_NODES: usize = 4_400;
+/// Bytes `shuffle sim` holds per message at its peak, about: peak RSS of whole runs of
+/// all-ones matrices (one packet a message), 214 MB at 1,000 nodes and 809 MB at 2,000 (a
+/// debug build; 198 bytes a message between them). The former 100 came from runs cut short by
+/// `--max-steps 10`, before most of a run's state exists.
+pub const SIM_BYTES_PER_MESSAGE: f64 = 200.0;
 /// Most packets one cell (one message) may have; the protocol counts a message's packets in
 /// 32 bits with room to spare.
 pub const MAX_CELL_PACKETS: u64 = 1 << 30;

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_pktsim::{try_run_observed, Progress, SimReport};
 use coflowkit_shuffle::matrix::{
-    check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix,
+    check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix, SIM_BYTES_PER_MESSAGE,
 };
 use serde::Serialize;
 
@@ -61,10 +61,14 @@ pub fn matrix(
                     m.n
                 );
             }
+            crate::sim_memory::check_shuffle(m.n, SIM_BYTES_PER_MESSAGE)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
             Ok(m)
         }
         None => {
             check_nodes(nodes).map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
+            crate::sim_memory::check_shuffle(nodes, SIM_BYTES_PER_MESSAGE)
+                .map_err(|e| anyhow::anyhow!("--nodes: {e}"))?;
             if nodes < 2 {
                 bail!("--nodes: a shuffle needs at least 2 nodes, got {nodes}");
             }
