@@ -19,6 +19,9 @@ use coflowkit_model::units::parse_size_bytes;
 
 use crate::ranks::{self, RanksArgs};
 
+/// Most `--iters` and `--warmup`.
+const ITERS_MAX: u64 = 1_000_000;
+
 #[derive(Args)]
 pub struct BenchArgs {
     #[command(flatten)]
@@ -34,11 +37,12 @@ pub struct BenchArgs {
     /// all-gather contribution, each pair's all-to-all-v message.
     #[arg(long, value_delimiter = ',', default_value = "100,1k,64k")]
     bytes: Vec<String>,
-    /// Measured iterations per operation and size.
-    #[arg(long, default_value_t = 50)]
+    /// Measured iterations per operation and size (1 to 10^6: each is kept, 2^64 - 1 overflowed
+    /// the vector of times).
+    #[arg(long, default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=ITERS_MAX))]
     iters: usize,
-    /// Unmeasured iterations first.
-    #[arg(long, default_value_t = 5)]
+    /// Unmeasured iterations first (0 to 10^6).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=ITERS_MAX))]
     warmup: usize,
     /// Broadcast tree radix (MilliSort: 10).
     #[arg(long, default_value_t = coflowkit_group::BCAST_K)]
