@@ -24,8 +24,15 @@ struct InMsg {
     bytes: Option<(u64, u32)>,
     /// The bytes received so far, zero-filled up to the furthest DATA packet (never beyond).
     buf: Vec<u8>,
+    /// DATA payload bytes accepted so far (repeats included): what backs the buffer's growth.
+    got: u64,
     done: bool,
 }
+
+/// How far past the DATA bytes already received one packet may extend a message's buffer:
+/// room for the reordering and gaps of loss recovery, while a forged packet at the end of a
+/// 4 GiB claim is refused instead of zero-filling 4 GiB.
+const AHEAD_MAX: u64 = 64 << 20;
 
 /// Zero-fill `buf` up to `end`, reserving in doublings capped at `cap` (the message's
 /// length), so growing costs O(1) amortized per byte and never reserves past the message.
@@ -137,6 +144,7 @@ impl Op {
             *slot = Some(InMsg {
                 bytes: None,
                 buf: Vec::new(),
+                got: 0,
                 done: false,
             });
             senders.push(from);
@@ -224,6 +232,11 @@ impl Op {
                 // the allocator refuses refuses the packet instead of aborting the rank.
                 if p.kind == Kind::Data && !m.done {
                     let end = off as usize + payload.len();
+                    if end as u64 > m.got.saturating_add(AHEAD_MAX) {
+                        // Dropped as a loss would be: a real sender resends it when asked.
+                        return Err(Refused("DATA too far ahead of what has arrived"));
+                    }
+                    m.got += payload.len() as u64;
                     if m.buf.len() < end {
                         grow(&mut m.buf, end, h.msg_bytes as usize)
                             .map_err(|_| Refused("no memory for the message"))?;
@@ -436,6 +449,21 @@ mod tests {
         assert_eq!(o.on_packet(1, &h, &[]), Ok(()));
         let m = o.inc[1].as_ref().unwrap();
         assert_eq!(m.buf.capacity(), 0, "an announcement is not backed by data");
+    }
+
+    #[test]
+    fn a_forged_data_packet_far_past_what_arrived_is_refused() {
+        let mut o = op(1400);
+        let len = u32::MAX as u64;
+        let last = (len.div_ceil(1400) - 1) as u32;
+        let h = from_1(Kind::Data, last, len, 0, 1400);
+        let tail = (len - last as u64 * 1400) as usize;
+        assert!(o.on_packet(1, &h, &vec![0; tail]).is_err());
+        assert_eq!(o.inc[1].as_ref().unwrap().buf.capacity(), 0);
+        // A packet within reach of what arrived (none yet) is taken.
+        let near = (AHEAD_MAX / 1400 - 1) as u32;
+        let h = from_1(Kind::Data, near, len, 0, 1400);
+        assert_eq!(o.on_packet(1, &h, &[0; 1400]), Ok(()));
     }
 
     #[test]
