@@ -18,8 +18,11 @@ use crate::LaunchError;
 pub const MAGIC: &str = "coflowkit-rendezvous/1";
 /// Longest hello line rank 0 reads (a hello is under 200 bytes).
 const HELLO_LIMIT: u64 = 4096;
-/// How long rank 0 gives one connection to say hello.
+/// How long rank 0 gives one connection to say hello (in all, not per read).
 const HELLO_WAIT: Duration = Duration::from_secs(5);
+/// Connections read at once (one thread each); more are closed at once, and a rank whose
+/// connection was closed without a table connects again.
+const MAX_READERS: usize = 64;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {
@@ -64,6 +67,8 @@ pub fn serve(
     let (tx, rx) = mpsc::channel::<Option<(Hello, TcpStream)>>();
     let mut joined: BTreeMap<u32, (SocketAddr, TcpStream)> = BTreeMap::new();
     let mut garbage = 0u32;
+    let mut readers = 0usize;
+    let mut refused = 0u32;
     while (joined.len() as u32) < size - 1 {
         let now = Instant::now();
         if now >= deadline {
@@ -81,12 +86,33 @@ pub fn serve(
         }
         let mut idle = true;
         match listener.accept() {
-            Ok((stream, _)) => {
+            Ok((stream, from)) => {
                 idle = false;
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    let _ = tx.send(read_hello(stream, size));
-                });
+                if readers >= MAX_READERS {
+                    refused += 1;
+                    garbage += 1;
+                    if refused.is_power_of_two() {
+                        eprintln!(
+                            "warning: rendezvous: {refused} connection(s) closed unread, \
+                             {MAX_READERS} already waiting to say hello (latest from {from})"
+                        );
+                    }
+                } else {
+                    let tx = tx.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name("rendezvous-hello".into())
+                        .spawn(move || {
+                            let _ = tx.send(read_hello(stream, size, own));
+                        });
+                    match spawned {
+                        Ok(_) => readers += 1,
+                        // Out of threads or memory: this connection is closed, the rest served.
+                        Err(e) => {
+                            garbage += 1;
+                            eprintln!("warning: rendezvous: connection from {from} closed: {e}");
+                        }
+                    }
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -95,6 +121,7 @@ pub fn serve(
         }
         while let Ok(msg) = rx.try_recv() {
             idle = false;
+            readers -= 1;
             match msg {
                 // A rank that reconnects (its first try timed out) replaces its old entry.
                 Some((h, s)) => {
@@ -137,14 +164,9 @@ pub fn serve(
 
 /// One connection's hello, or `None` for garbage. A well-formed hello that does not fit this
 /// job (another size, a bad rank) is answered with the reason, so that rank fails clearly.
-fn read_hello(stream: TcpStream, size: u32) -> Option<(Hello, TcpStream)> {
+fn read_hello(stream: TcpStream, size: u32, own: SocketAddr) -> Option<(Hello, TcpStream)> {
     stream.set_nonblocking(false).ok()?;
-    stream.set_read_timeout(Some(HELLO_WAIT)).ok()?;
-    let mut line = String::new();
-    BufReader::new(stream.try_clone().ok()?)
-        .take(HELLO_LIMIT)
-        .read_line(&mut line)
-        .ok()?;
+    let line = read_line_by(&stream, Instant::now() + HELLO_WAIT)?;
     let hello: Hello = serde_json::from_str(line.trim_end()).ok()?;
     if hello.magic != MAGIC {
         return None;
@@ -156,6 +178,11 @@ fn read_hello(stream: TcpStream, size: u32) -> Option<(Hello, TcpStream)> {
         ))
     } else if hello.rank == 0 || hello.rank >= size {
         Some(format!("rank {} is not in 1..{size}", hello.rank))
+    } else if let Some(bad) = unusable(hello.addr, own) {
+        Some(format!(
+            "rank {}: address {}: {bad}",
+            hello.rank, hello.addr
+        ))
     } else {
         None
     };
@@ -169,6 +196,45 @@ fn read_hello(stream: TcpStream, size: u32) -> Option<(Hello, TcpStream)> {
         return None;
     }
     Some((hello, stream))
+}
+
+/// Why `addr` cannot be a peer of rank 0, whose own address is `own`: every rank's
+/// endpoint sends to every other from one socket, so the families must match.
+fn unusable(addr: SocketAddr, own: SocketAddr) -> Option<&'static str> {
+    if addr.port() == 0 {
+        Some("port 0 is not a bound port")
+    } else if addr.ip().is_unspecified() {
+        Some("an unspecified IP cannot be sent to")
+    } else if addr.is_ipv4() != own.is_ipv4() {
+        Some("its IP family differs from rank 0's")
+    } else {
+        None
+    }
+}
+
+/// One line of at most `HELLO_LIMIT` bytes, read by `deadline` (a client that dribbles a
+/// byte at a time cannot hold its reader past it); `None` otherwise.
+fn read_line_by(stream: &TcpStream, deadline: Instant) -> Option<String> {
+    let mut line = Vec::new();
+    let mut buf = [0u8; 512];
+    let mut s = stream;
+    while !line.contains(&b'\n') {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        if left.is_zero() || line.len() as u64 >= HELLO_LIMIT {
+            return None;
+        }
+        stream.set_read_timeout(Some(left)).ok()?;
+        // Not past the first newline's chunk: a hello is one line and nothing follows it.
+        let want = buf.len().min((HELLO_LIMIT - line.len() as u64) as usize);
+        match s.read(&mut buf[..want]) {
+            // A last line without its newline still counts, as `read_line` had it.
+            Ok(0) => break,
+            Err(_) => return None,
+            Ok(k) => line.extend_from_slice(&buf[..k]),
+        }
+    }
+    let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+    String::from_utf8(line[..end].to_vec()).ok()
 }
 
 /// Every other rank's side: tell rank 0 at `rendezvous` (host:port) our UDP address `own`
@@ -187,16 +253,6 @@ pub fn join(
         waited_s: start.elapsed().as_secs_f64(),
         why,
     };
-    let mut stream = loop {
-        let err = match connect_once(rendezvous, deadline) {
-            Ok(s) => break s,
-            Err(e) => e,
-        };
-        if Instant::now() + Duration::from_millis(50) >= deadline {
-            return Err(late(format!("could not connect: {err}")));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
     let hello = Hello {
         magic: MAGIC.into(),
         rank,
@@ -204,25 +260,44 @@ pub fn join(
         addr: own,
     };
     let line = serde_json::to_string(&hello).expect("a hello serializes") + "\n";
-    stream
-        .write_all(line.as_bytes())
-        .map_err(|e| late(format!("could not send our address: {e}")))?;
-    let left = deadline.saturating_duration_since(Instant::now());
-    stream
-        .set_read_timeout(Some(left.max(Duration::from_millis(1))))
-        .map_err(io("rendezvous socket"))?;
-    let mut reply = String::new();
-    BufReader::new(stream)
-        .take(64 + size as u64 * 64)
-        .read_line(&mut reply)
-        .map_err(|e| {
-            late(format!(
-                "connected, but no table came (are all {size} ranks started?): {e}"
-            ))
-        })?;
-    if reply.is_empty() {
-        return Err(late("rank 0 closed the connection without a table".into()));
-    }
+    // Rank 0 closes connections it has no reader for (a flood of idle ones): connect again.
+    let reply = loop {
+        let mut stream = loop {
+            let err = match connect_once(rendezvous, deadline) {
+                Ok(s) => break s,
+                Err(e) => e,
+            };
+            if Instant::now() + Duration::from_millis(50) >= deadline {
+                return Err(late(format!("could not connect: {err}")));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let sent = stream.write_all(line.as_bytes());
+        let left = deadline.saturating_duration_since(Instant::now());
+        stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .map_err(io("rendezvous socket"))?;
+        let mut reply = String::new();
+        let read = BufReader::new(stream)
+            .take(64 + size as u64 * 64)
+            .read_line(&mut reply);
+        let closed = match (&sent, &read) {
+            (Ok(()), Ok(_)) if !reply.is_empty() => break reply,
+            (Ok(()), Ok(_)) => "rank 0 closed the connection without a table".to_string(),
+            (Err(e), _) => format!("could not send our address: {e}"),
+            (_, Err(e)) if is_reset(e) => format!("rank 0 closed the connection: {e}"),
+            (_, Err(e)) => {
+                // A read that timed out is the deadline: no point connecting again.
+                return Err(late(format!(
+                    "connected, but no table came (are all {size} ranks started?): {e}"
+                )));
+            }
+        };
+        if Instant::now() + Duration::from_millis(50) >= deadline {
+            return Err(late(closed));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let reply: Reply = serde_json::from_str(reply.trim_end())
         .map_err(|e| LaunchError::BadTable(format!("{e}")))?;
     if let Some(why) = reply.error {
@@ -244,6 +319,11 @@ pub fn join(
         session: reply.session,
         peers: reply.peers,
     })
+}
+
+fn is_reset(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionReset | ConnectionAborted | BrokenPipe)
 }
 
 fn connect_once(addr: &str, deadline: Instant) -> Result<TcpStream, String> {
@@ -386,5 +466,63 @@ mod tests {
         let e = join(&at, 1, 2, udp(), Duration::from_millis(300)).unwrap_err();
         assert!(t0.elapsed() < Duration::from_secs(5));
         assert!(e.to_string().contains(&at), "{e}");
+    }
+
+    fn threads() -> usize {
+        std::fs::read_dir("/proc/self/task").unwrap().count()
+    }
+
+    #[test]
+    fn an_idle_connection_flood_takes_a_bounded_number_of_threads_and_ranks_still_join() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let own: Vec<SocketAddr> = (0..2).map(|_| udp()).collect();
+        let own0 = own[0];
+        let before = threads();
+        let server =
+            std::thread::spawn(move || serve(listener, 2, own0, 5, Duration::from_secs(30)));
+        let idle: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(&at).unwrap()).collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let during = threads();
+        // One reader per connection would be 300 more; other tests of this binary add a few.
+        assert!(
+            during <= before + MAX_READERS + 100,
+            "{before} threads before the flood, {during} during it"
+        );
+        // The rank is closed out while the readers are taken, and connects again until one
+        // frees (the idle ones are dropped after HELLO_WAIT).
+        let me = own[1];
+        let table = join(&at, 1, 2, me, Duration::from_secs(30)).unwrap();
+        let (served, garbage) = server.join().unwrap().unwrap();
+        assert_eq!(table, served);
+        assert_eq!(table.peers, own);
+        assert!(garbage >= 300 - MAX_READERS as u32, "garbage = {garbage}");
+        drop(idle);
+    }
+
+    #[test]
+    fn a_hello_whose_address_cannot_be_a_peer_is_refused_with_the_reason() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let server =
+            std::thread::spawn(move || serve(listener, 2, udp(), 1, Duration::from_millis(1500)));
+        for (addr, why) in [
+            ("[::1]:0", "port 0"),
+            ("[::1]:9", "IP family"),
+            ("0.0.0.0:9", "unspecified"),
+        ] {
+            let mut s = TcpStream::connect(&at).unwrap();
+            let hello =
+                format!("{{\"magic\":\"{MAGIC}\",\"rank\":1,\"size\":2,\"addr\":\"{addr}\"}}\n");
+            s.write_all(hello.as_bytes()).unwrap();
+            let mut reply = String::new();
+            BufReader::new(s).read_line(&mut reply).unwrap();
+            assert!(reply.contains(why), "{addr}: {reply}");
+        }
+        // None of them took rank 1's place.
+        assert!(matches!(
+            server.join().unwrap(),
+            Err(LaunchError::RendezvousTimeout { .. })
+        ));
     }
 }

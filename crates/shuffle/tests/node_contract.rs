@@ -234,3 +234,34 @@ fn madd_paces_in_the_drivers_unit() {
     assert_eq!(times, vec![5000, 7000, 9000, 11_000]);
     assert_eq!(node.poll_timeout(), None, "no timer without loss recovery");
 }
+
+#[test]
+fn forged_acks_that_do_not_acknowledge_the_message_are_ignored_and_counted() {
+    let sizes = vec![vec![0, 3], vec![0, 0]];
+    let mut net = Net::new(&sizes, "grpf");
+    // ACKs from node 1 for none, part, or more than the 3 packets sent (as a spoofer sends).
+    for seq in [0, 1, 2, 4, u32::MAX - 1] {
+        let ack = Packet {
+            kind: Kind::Ack,
+            src: 1,
+            dst: 0,
+            seq,
+            total: 0,
+            unsched: 0,
+            seed: 0,
+        };
+        net.nodes[0].handle_packet(0, &ack);
+    }
+    assert!(!net.nodes[0].is_done(), "a forged ACK ended the sender");
+    assert_eq!(net.nodes[0].bad_acks, 5);
+    // The sender still repairs a lost first packet (an ACKed sender would ignore the RESEND).
+    let mut lost = false;
+    net.run(20 * TIMEOUT, |p| {
+        let first = p.kind == Kind::Data && !lost;
+        lost |= first;
+        first
+    });
+    assert!(net.done(), "stuck at {}", net.now);
+    assert_eq!(net.received(0, 1), 3);
+    assert_eq!(net.nodes[0].bad_acks, 5);
+}

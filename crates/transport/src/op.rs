@@ -20,10 +20,33 @@ struct OutMsg {
 }
 
 struct InMsg {
-    /// Size and CRC as the first packet told them; the buffer is allocated then.
+    /// Size and CRC as the first packet told them.
     bytes: Option<(u64, u32)>,
+    /// The bytes received so far, zero-filled up to the furthest DATA packet (never beyond).
     buf: Vec<u8>,
+    /// DATA payload bytes accepted so far (repeats included): what backs the buffer's growth.
+    got: u64,
     done: bool,
+}
+
+/// How far past the DATA bytes already received one packet may extend a message's buffer:
+/// room for the reordering and gaps of loss recovery, while a forged packet at the end of a
+/// 4 GiB claim is refused instead of zero-filling 4 GiB.
+const AHEAD_MAX: u64 = 64 << 20;
+
+/// Zero-fill `buf` up to `end`, reserving in doublings capped at `cap` (the message's
+/// length), so growing costs O(1) amortized per byte and never reserves past the message.
+fn grow(
+    buf: &mut Vec<u8>,
+    end: usize,
+    cap: usize,
+) -> Result<(), std::collections::TryReserveError> {
+    let want = end.max(buf.capacity().saturating_mul(2)).min(cap).max(end);
+    if want > buf.capacity() {
+        buf.try_reserve_exact(want - buf.len())?;
+    }
+    buf.resize(end, 0);
+    Ok(())
 }
 
 /// Why a packet was refused (the endpoint counts it as malformed).
@@ -121,6 +144,7 @@ impl Op {
             *slot = Some(InMsg {
                 bytes: None,
                 buf: Vec::new(),
+                got: 0,
                 done: false,
             });
             senders.push(from);
@@ -203,14 +227,24 @@ impl Op {
                         return Err(Refused("payload length does not fit its offset"));
                     }
                 }
-                // Every check passed: the first news of a message sizes its buffer, once.
+                // Every check passed. The claimed length is not trusted for memory: the buffer
+                // grows only as DATA arrives (a forged ANNOUNCE costs nothing), and a growth
+                // the allocator refuses refuses the packet instead of aborting the rank.
+                if p.kind == Kind::Data && !m.done {
+                    let end = off as usize + payload.len();
+                    if end as u64 > m.got.saturating_add(AHEAD_MAX) {
+                        // Dropped as a loss would be: a real sender resends it when asked.
+                        return Err(Refused("DATA too far ahead of what has arrived"));
+                    }
+                    m.got += payload.len() as u64;
+                    if m.buf.len() < end {
+                        grow(&mut m.buf, end, h.msg_bytes as usize)
+                            .map_err(|_| Refused("no memory for the message"))?;
+                    }
+                    m.buf[off as usize..end].copy_from_slice(payload);
+                }
                 if m.bytes.is_none() {
                     m.bytes = Some((h.msg_bytes, h.msg_crc));
-                    m.buf = vec![0; h.msg_bytes as usize];
-                }
-                if p.kind == Kind::Data && !m.done {
-                    let off = off as usize;
-                    m.buf[off..off + payload.len()].copy_from_slice(payload);
                 }
                 self.node.handle_packet(now, p);
                 let complete = self.node.inbox().msgs[src].complete();
@@ -233,10 +267,13 @@ impl Op {
                     Kind::Grant => p.seq as u64 <= m.packets,
                     // An empty range at 0 asks about a message never heard of.
                     Kind::Resend => (p.seq as u64 + p.total as u64) <= m.packets,
-                    _ => true,
+                    // An ACK names the message's packet count; the node ignores others too.
+                    _ => p.seq as u64 == m.packets,
                 };
                 if !ok {
-                    return Err(Refused("grant or resend beyond the message's end"));
+                    return Err(Refused(
+                        "grant, resend or ACK that does not fit the message",
+                    ));
                 }
                 self.node.handle_packet(now, p);
             }
@@ -368,5 +405,86 @@ impl Op {
                 (r, bytes)
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_shuffle::proto::Packet;
+
+    fn op(payload: usize) -> Op {
+        let peers = vec![
+            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:2".parse().unwrap(),
+        ];
+        let mut cfg = EndpointConfig::new(0, peers, 7);
+        cfg.payload = payload;
+        let proto = ExchangeProtocol::parse("grpf").unwrap();
+        Op::new(&cfg, 0, 1, &proto, vec![(1, vec![1; 10])], &[1]).unwrap()
+    }
+
+    fn from_1(kind: Kind, seq: u32, msg_bytes: u64, crc: u32, payload: u64) -> Header {
+        Header {
+            session: 7,
+            op: 1,
+            packet: Packet {
+                kind,
+                src: 1,
+                dst: 0,
+                seq,
+                total: msg_bytes.div_ceil(payload).max(1) as u32,
+                unsched: 0,
+                seed: 0,
+            },
+            msg_bytes,
+            msg_crc: crc,
+        }
+    }
+
+    #[test]
+    fn a_forged_announce_of_4_gib_allocates_nothing() {
+        let mut o = op(1400);
+        let h = from_1(Kind::Announce, 0, u32::MAX as u64, 0, 1400);
+        assert_eq!(o.on_packet(1, &h, &[]), Ok(()));
+        let m = o.inc[1].as_ref().unwrap();
+        assert_eq!(m.buf.capacity(), 0, "an announcement is not backed by data");
+    }
+
+    #[test]
+    fn a_forged_data_packet_far_past_what_arrived_is_refused() {
+        let mut o = op(1400);
+        let len = u32::MAX as u64;
+        let last = (len.div_ceil(1400) - 1) as u32;
+        let h = from_1(Kind::Data, last, len, 0, 1400);
+        let tail = (len - last as u64 * 1400) as usize;
+        assert!(o.on_packet(1, &h, &vec![0; tail]).is_err());
+        assert_eq!(o.inc[1].as_ref().unwrap().buf.capacity(), 0);
+        // A packet within reach of what arrived (none yet) is taken.
+        let near = (AHEAD_MAX / 1400 - 1) as u32;
+        let h = from_1(Kind::Data, near, len, 0, 1400);
+        assert_eq!(o.on_packet(1, &h, &[0; 1400]), Ok(()));
+    }
+
+    #[test]
+    fn the_buffer_grows_with_the_data_and_never_past_the_message() {
+        let payload = 4u64;
+        let msg: Vec<u8> = (0..23u8).collect();
+        let crc = crc32fast::hash(&msg);
+        let mut o = op(payload as usize);
+        // Out of order: the last packet first, then the rest.
+        let mut order: Vec<u32> = (0..6).collect();
+        order.rotate_right(1);
+        for seq in order {
+            let h = from_1(Kind::Data, seq, msg.len() as u64, crc, payload);
+            let off = seq as usize * payload as usize;
+            let end = (off + payload as usize).min(msg.len());
+            assert_eq!(o.on_packet(1, &h, &msg[off..end]), Ok(()));
+            let m = o.inc[1].as_ref().unwrap();
+            assert!(m.buf.capacity() <= msg.len(), "reserved past the message");
+        }
+        assert!(o.error.is_none());
+        let got = o.take_received();
+        assert_eq!(got, vec![(1, msg)]);
     }
 }

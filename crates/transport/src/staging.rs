@@ -1,11 +1,18 @@
 //! Datagrams of operations not started here yet (thesis §3.2: no setup phase, so a fast peer's
-//! packets may arrive first). Bounded in bytes; unclaimed datagrams expire.
+//! packets may arrive first). Bounded in bytes, each datagram's bookkeeping counted as well as
+//! its payload; unclaimed datagrams expire in O(1) each (a flood of one op id stays linear).
 
 use std::collections::{HashMap, VecDeque};
 
+/// Memory a kept datagram costs besides its bytes: its `Vec` header in the op's deque (room
+/// for twice as many slots while the deque grows) and the allocator's header and rounding.
+const ENTRY_COST: usize = 2 * std::mem::size_of::<Vec<u8>>() + 32;
+/// Memory an entry of `order` costs (twice, for the deque's growth); counted until it leaves.
+const ORDER_COST: usize = 2 * std::mem::size_of::<(u64, u64)>();
+
 #[derive(Debug)]
 pub struct Staging {
-    by_op: HashMap<u64, Vec<Vec<u8>>>,
+    by_op: HashMap<u64, VecDeque<Vec<u8>>>,
     /// Arrival order, for expiry: (arrival ns, op).
     order: VecDeque<(u64, u64)>,
     bytes: usize,
@@ -26,19 +33,21 @@ impl Staging {
 
     /// Keep `dgram` for `op`; false (dropped) when the area is full.
     pub fn push(&mut self, now: u64, op: u64, dgram: &[u8]) -> bool {
-        if self.bytes + dgram.len() > self.max_bytes {
+        let cost = dgram.len() + ENTRY_COST + ORDER_COST;
+        if self.bytes + cost > self.max_bytes {
             return false;
         }
-        self.bytes += dgram.len();
-        self.by_op.entry(op).or_default().push(dgram.to_vec());
+        self.bytes += cost;
+        self.by_op.entry(op).or_default().push_back(dgram.to_vec());
         self.order.push_back((now, op));
         true
     }
 
     /// Everything kept for `op`, in arrival order.
     pub fn take(&mut self, op: u64) -> Vec<Vec<u8>> {
-        let got = self.by_op.remove(&op).unwrap_or_default();
-        self.bytes -= got.iter().map(Vec::len).sum::<usize>();
+        let got: Vec<Vec<u8>> = self.by_op.remove(&op).unwrap_or_default().into();
+        // Their `order` entries stay (and stay counted) until they expire.
+        self.bytes -= got.iter().map(|d| d.len() + ENTRY_COST).sum::<usize>();
         got
     }
 
@@ -50,11 +59,12 @@ impl Staging {
                 break;
             }
             self.order.pop_front();
+            self.bytes -= ORDER_COST;
             // The op's datagrams arrived no earlier than its first entry in `order`: drop the
             // oldest one left (an op already taken has none).
             if let Some(v) = self.by_op.get_mut(&op) {
-                let d = v.remove(0);
-                self.bytes -= d.len();
+                let d = v.pop_front().expect("an op's deque is never left empty");
+                self.bytes -= d.len() + ENTRY_COST;
                 dropped += 1;
                 if v.is_empty() {
                     self.by_op.remove(&op);
@@ -82,7 +92,8 @@ mod tests {
 
     #[test]
     fn kept_until_claimed_or_expired_and_bounded() {
-        let mut s = Staging::new(100, 1000);
+        let per = ENTRY_COST + ORDER_COST;
+        let mut s = Staging::new(100 + 3 * per, 1000);
         assert!(s.push(0, 7, &[1; 40]));
         assert!(s.push(10, 8, &[2; 40]));
         assert!(!s.push(20, 9, &[3; 40]), "over the byte bound");
@@ -98,5 +109,34 @@ mod tests {
         assert_eq!(s.expire(1600), 0);
         assert!(s.is_empty());
         assert!(s.push(2000, 9, &[3; 100]), "room again");
+    }
+
+    #[test]
+    fn small_datagrams_are_bounded_by_their_real_cost() {
+        // 64 KiB of 60-byte datagrams: counting payload only would keep 1,092 of them.
+        let mut s = Staging::new(64 << 10, 1000);
+        let kept = (0..2000).take_while(|_| s.push(0, 1, &[0; 60])).count();
+        let real = 60 + std::mem::size_of::<Vec<u8>>() + std::mem::size_of::<(u64, u64)>();
+        assert!(kept > 0 && kept * real <= 64 << 10, "kept {kept}");
+    }
+
+    #[test]
+    fn a_flood_of_one_op_expires_whole_and_in_order() {
+        // 200,000 datagrams of one op id (the adversarial flood's shape): expiry pops each
+        // from the front; with a Vec this took O(n^2) moves.
+        let mut s = Staging::new(usize::MAX / 2, 1000);
+        for i in 0..200_000u64 {
+            assert!(s.push(i / 1000, 9, &(i as u32).to_le_bytes()));
+        }
+        assert_eq!(s.expire(1000 + 99), 100_000);
+        let left = s.take(9);
+        assert_eq!(left.len(), 100_000);
+        assert_eq!(left[0], 100_000u32.to_le_bytes());
+        assert_eq!(
+            s.expire(u64::MAX),
+            0,
+            "only the taken op's order entries were left"
+        );
+        assert_eq!(s.bytes, 0);
     }
 }

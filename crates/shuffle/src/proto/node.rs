@@ -118,6 +118,10 @@ pub struct Node {
     stale: bool,
     acked: Vec<bool>,
     unacked: u32,
+    /// Packets of the message to each node: an ACK counts only if its `seq` says that many.
+    out_packets: Vec<u64>,
+    /// ACKs ignored because they did not acknowledge the message sent (forged or garbled).
+    pub bad_acks: u64,
     /// Per node: it has a message for this one.
     expect: Vec<bool>,
     /// Per sender: its message is being repaired (see `chase`).
@@ -232,6 +236,8 @@ impl Node {
             stale: true,
             unacked: acked.iter().filter(|&&a| !a).count() as u32,
             acked,
+            out_packets: s.out_sizes.to_vec(),
+            bad_acks: 0,
             expect,
             repairing: vec![false; n],
             watch: s.recovery.map(|r| Watch::new(r, n, s.clock.start)),
@@ -268,6 +274,12 @@ impl Node {
                 }
             }
             Kind::Ack => {
+                // A receiver ACKs with `seq` = the message's packets (inbox.rs): anything else
+                // acknowledges nothing we sent, and must not stop our retransmissions.
+                if self.out_packets.get(j) != Some(&(p.seq as u64)) {
+                    self.bad_acks += 1;
+                    return;
+                }
                 if !self.acked[j] {
                     self.acked[j] = true;
                     self.unacked -= 1;
