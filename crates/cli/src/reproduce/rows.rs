@@ -361,8 +361,9 @@ pub fn rows(results: &Results) -> Vec<Row> {
              event, as the reference's rates are; the same without the blocked coflows' share \
              (`--blocked-share off`, the `fifo` of sessions 28-29) {:.1} s and {:.1} s, \
              against the reference's FIFO without its skipped coflows' share {:.1} s: with \
-             freed bandwidth idle, that share is the absolute gap; by default redistribution \
-             in arrival order hands the freed bandwidth back to the coflows ahead.",
+             freed bandwidth idle, that share is the absolute gap. By default the hand-on \
+             keeps the share (freed bandwidth goes to the blocked coflows first and no flow \
+             yields its rate to a coflow ahead), as a full decision at every flow end would.",
             g.avg("ref-fifo"),
             g.avg("fifo"),
             g.avg("ignore-fifo"),
