@@ -215,7 +215,12 @@ pub fn parse_trace(
 #[pyo3(signature = (name = "fb"))]
 pub fn bundled_trace(py: Python<'_>, name: &str) -> PyResult<PyTrace> {
     match name.to_ascii_lowercase().as_str() {
-        "fb" | "fb2010" | "facebook" => parse_trace(py, FB_TEXT.to_string(), FB_NAME.to_string()),
+        "fb" | "fb2010" | "facebook" => parse_trace(
+            py,
+            FB_TEXT.to_string(),
+            FB_NAME.to_string(),
+            DEFAULT_MAX_FLOWS,
+        ),
         other => Err(CoflowkitError::new_err(format!(
             "no bundled trace `{other}`: there is `fb` (FB2010-1Hr-150-0)"
         ))),
