@@ -157,5 +157,5 @@ def test_max_flows_refuses_larger_traces(small, tmp_path):
     with pytest.raises(ck.CoflowkitError, match="over the limit of 1 flows"):
         ck.trace.parse_trace(small.to_text(), max_flows=1)
     assert ck.read_trace(path, max_flows=n).num_flows == n
-    assert ck.sim(path, schedulers="fifo", max_flows=n).schedulers == ["fifo"]
-    assert ck.sim(small, schedulers="fifo", max_flows=n).schedulers == ["fifo"]
+    assert ck.sim(path, schedulers="fifo", baseline="fifo", max_flows=n).schedulers == ["fifo"]
+    assert ck.sim(small, schedulers="fifo", baseline="fifo", max_flows=n).schedulers == ["fifo"]
