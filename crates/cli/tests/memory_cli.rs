@@ -337,17 +337,26 @@ fn shuffle_sim_series_grow_with_the_steps_run() {
         "cell.txt",
         "nodes 3 packets\n1 1073741824 3\n4 5 6\n7 8 9\n",
     );
-    succeeds(&["shuffle", "sim", "--matrix", &m, "--max-steps", "2000"]);
-    succeeds(&[
-        "shuffle",
-        "sim",
-        "--nodes",
-        "3",
-        "--avg-packets",
-        "268435456",
-        "--max-steps",
-        "100",
-    ]);
+    // Neither shuffle can finish in so few steps: each ends with the usual "did not finish"
+    // error (status 1), where it used to abort (134) before its first step.
+    let unfinished = ["did not finish", "raise --max-steps"];
+    refused(
+        &["shuffle", "sim", "--matrix", &m, "--max-steps", "2000"],
+        &unfinished,
+    );
+    refused(
+        &[
+            "shuffle",
+            "sim",
+            "--nodes",
+            "3",
+            "--avg-packets",
+            "268435456",
+            "--max-steps",
+            "100",
+        ],
+        &unfinished,
+    );
 }
 
 /// A 54 KB trace of one 4,000 x 4,000 coflow is 16 million flows, within `--max-flows`, and
