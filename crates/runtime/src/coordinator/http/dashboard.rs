@@ -25,7 +25,7 @@ use tokio_stream::wrappers::WatchStream;
 use tokio_stream::StreamExt;
 
 use super::super::service::Shared;
-use super::status_page::json_len;
+use super::status_page::{json_len, DaemonRow};
 
 /// The page, served as is.
 const PAGE: &str = include_str!("dashboard.html");
@@ -50,15 +50,6 @@ pub struct Sample {
     /// Duration of the last scheduling round, and rounds in this period.
     decision_ms: f64,
     rounds: u64,
-}
-
-#[derive(Serialize)]
-struct DaemonRow {
-    port: usize,
-    addr: String,
-    nic_bytes_per_s: f64,
-    connected: bool,
-    objects: u32,
 }
 
 #[derive(Serialize)]
@@ -223,13 +214,7 @@ impl Sampler {
             &mut room,
             (s.daemons().iter().enumerate())
                 .filter(|(_, d)| !d.gone)
-                .map(|(port, d)| DaemonRow {
-                    port,
-                    addr: d.addr.clone(),
-                    nic_bytes_per_s: d.nic_bytes_per_s,
-                    connected: d.connected,
-                    objects: d.objects,
-                }),
+                .map(|(port, d)| DaemonRow::new(port, d)),
         );
         let (coflows, coflows_omitted) = within(&mut room, coflows);
         let live = Live {

@@ -156,7 +156,7 @@ struct Top {
     rounds: u64,
     uptime_s: f64,
     last_decision_s: f64,
-    daemons: Vec<JsonDaemon>,
+    daemons: Vec<DaemonRow>,
     coflows: Vec<JsonCoflow>,
     /// The bound, and what it left out (flows: of listed and omitted coflows).
     max_bytes: usize,
@@ -165,13 +165,26 @@ struct Top {
     flows_omitted: u64,
 }
 
+/// A daemon as JSON, on the dashboard and on `/status`.
 #[derive(Serialize)]
-struct JsonDaemon {
+pub(super) struct DaemonRow {
     port: usize,
     addr: String,
     nic_bytes_per_s: f64,
     connected: bool,
     objects: u32,
+}
+
+impl DaemonRow {
+    pub(super) fn new(port: usize, d: &Daemon) -> Self {
+        DaemonRow {
+            port,
+            addr: d.addr.clone(),
+            nic_bytes_per_s: d.nic_bytes_per_s,
+            connected: d.connected,
+            objects: d.objects,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -220,17 +233,11 @@ struct Json {
 }
 
 impl Encoding for Json {
-    type Daemon = JsonDaemon;
+    type Daemon = DaemonRow;
     type Coflow = JsonCoflow;
     type Flow = JsonFlow;
-    fn daemon(&self, _: &State, port: usize, d: &Daemon) -> JsonDaemon {
-        JsonDaemon {
-            port,
-            addr: d.addr.clone(),
-            nic_bytes_per_s: d.nic_bytes_per_s,
-            connected: d.connected,
-            objects: d.objects,
-        }
+    fn daemon(&self, _: &State, port: usize, d: &Daemon) -> DaemonRow {
+        DaemonRow::new(port, d)
     }
     fn coflow(&self, s: &State, c: &CoflowRec, flows: &[&FlowRec]) -> JsonCoflow {
         JsonCoflow {
@@ -258,7 +265,7 @@ impl Encoding for Json {
         }
     }
     // Each entry with the comma that separates it from the next.
-    fn daemon_len(&self, d: &JsonDaemon) -> usize {
+    fn daemon_len(&self, d: &DaemonRow) -> usize {
         json_len(d) + 1
     }
     fn coflow_len(&self, c: &JsonCoflow) -> usize {
