@@ -5,6 +5,7 @@
 
 pub mod broadcast;
 mod http;
+mod off_worker;
 mod service;
 pub mod state;
 pub mod status;
@@ -19,6 +20,8 @@ use coflowkit_sched::{build_with_board, SchedOptions, SchedulerKind};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
+
+use off_worker::off_worker;
 use tonic::transport::Server;
 
 use crate::auth::{CheckToken, Token};
@@ -219,7 +222,8 @@ async fn serve_on(
                     tenant_caps::attach(&mut updates, &shares, tenant_local, &nics, ends);
                 }
                 Some(updates)
-            });
+            })
+            .await;
             if let Some(updates) = updates {
                 push(&brain, updates);
             }
@@ -252,16 +256,6 @@ async fn serve_on(
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| Error::Config(format!("coordinator server: {e}")))
-}
-
-/// Run `f`, which blocks, without holding up the runtime's other tasks (on a multi-threaded
-/// runtime another thread takes this worker's tasks meanwhile).
-fn off_worker<T>(f: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
-    }
 }
 
 /// Sweeps for daemons disconnected for `after` (a quarter of it apart, at most 10 s), forgets
