@@ -60,3 +60,57 @@ fn bad_transfers_input_is_named() {
     ]));
     assert!(err.contains("--receivers"), "{err}");
 }
+
+/// `--timeout-s` holds while a transfer's arrival is still to come: the ad hoc transfer
+/// arrives after an hour, the run gives up after 2 s with the reason. Before, the controller
+/// slept until the arrival, whatever the timeout.
+#[test]
+fn the_timeout_holds_while_an_arrival_is_pending() {
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_coflowkit"))
+        .args([
+            "transfers",
+            "--experiment",
+            "itc",
+            "--senders",
+            "1",
+            "--receivers",
+            "1",
+            "--bytes",
+            "64k",
+            "--adhoc-bytes",
+            "64k",
+            "--adhoc-at-s",
+            "3600",
+            "--policy",
+            "fifo",
+            "--timeout-s",
+            "2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Generous for a loaded machine; an hour if the timeout is ignored.
+    let limit = Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("transfers --timeout-s 2 still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("not done after the timeout of 2 s"),
+        "status {:?}: {text}",
+        out.status
+    );
+}

@@ -313,8 +313,13 @@ async fn drive(
         if ended_at.iter().all(Option::is_some) {
             break;
         }
+        if Instant::now() >= end {
+            error = Some(format!("not done after the timeout of {} s", cfg.timeout_s));
+            break;
+        }
+        // The timeout holds while an arrival is pending too (one after it never comes).
         let wake = if next < n {
-            t0 + Duration::from_secs_f64(transfers[order[next]].arrival_s)
+            end.min(t0 + Duration::from_secs_f64(transfers[order[next]].arrival_s))
         } else {
             end
         };
