@@ -7,18 +7,25 @@
 //!    and received).
 //! 2. An all-to-all of 8 ranks, 1 MB per message: aggregate goodput, unpaced and paced
 //!    (`-- paced` for these only) with the share of the pacing bound reached.
+//! 3. `-- auth`: test 1 with datagram tags off and on (`EndpointConfig::auth`), alternated
+//!    three times, and the ratio of their packet rates and CPU per packet.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::Instant;
 
-use coflowkit_transport::{Endpoint, EndpointConfig, ExchangeProtocol};
-
-fn cluster(n: usize, payload: usize) -> Vec<Arc<Endpoint>> {
-    cluster_at(n, payload, None)
-}
+use coflowkit_transport::{wire, Endpoint, EndpointConfig, ExchangeProtocol, WireKey};
 
 fn cluster_at(n: usize, payload: usize, rate_bps: Option<f64>) -> Vec<Arc<Endpoint>> {
+    cluster_keyed(n, payload, rate_bps, None)
+}
+
+fn cluster_keyed(
+    n: usize,
+    payload: usize,
+    rate_bps: Option<f64>,
+    auth: Option<WireKey>,
+) -> Vec<Arc<Endpoint>> {
     let socks: Vec<UdpSocket> = (0..n)
         .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
         .collect();
@@ -30,6 +37,7 @@ fn cluster_at(n: usize, payload: usize, rate_bps: Option<f64>) -> Vec<Arc<Endpoi
             let mut cfg = EndpointConfig::new(r as u32, peers.clone(), 1);
             cfg.payload = payload;
             cfg.rate_bps = rate_bps;
+            cfg.auth = auth.clone();
             Arc::new(Endpoint::bind(s, cfg).unwrap())
         })
         .collect()
@@ -44,8 +52,15 @@ fn cpu_s() -> f64 {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
-fn one_way(payload: usize, bytes: usize) {
-    let eps = cluster(2, payload);
+/// Per op: packets per second and CPU ns per DATA packet.
+fn one_way(payload: usize, bytes: usize, auth: Option<WireKey>) -> Vec<(f64, f64)> {
+    let tags = if auth.is_some() {
+        "tags on"
+    } else {
+        "tags off"
+    };
+    let eps = cluster_keyed(2, payload, None, auth);
+    let mut out = Vec::new();
     let proto = ExchangeProtocol::parse("grpf").unwrap();
     let data = vec![7u8; bytes];
     for op in 0..3u64 {
@@ -61,8 +76,9 @@ fn one_way(payload: usize, bytes: usize) {
         let pk = (bytes as f64 / payload as f64).ceil();
         let all =
             (s0.packets_sent + s0.packets_received + s1.packets_sent + s1.packets_received) as f64;
+        out.push((pk / wall, cpu * 1e9 / pk));
         println!(
-            "one way, payload {payload} B, {} MB: {:.3} s, {:.0} kpackets/s, {:.2} Gbit/s goodput, \
+            "one way, {tags}, payload {payload} B, {} MB: {:.3} s, {:.0} kpackets/s, {:.2} Gbit/s goodput, \
              {:.0} ns CPU per DATA packet ({:.0} ns per packet sent or received), {} retransmissions",
             bytes >> 20,
             wall,
@@ -73,6 +89,44 @@ fn one_way(payload: usize, bytes: usize) {
             s0.retransmissions
         );
     }
+    out
+}
+
+/// Tags off and on, alternated, and the ratios of the medians.
+fn auth_cost(payload: usize, bytes: usize) {
+    let key = WireKey::derive(b"bench secret", 1);
+    let (mut off, mut on) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        off.extend(one_way(payload, bytes, None));
+        on.extend(one_way(payload, bytes, Some(key.clone())));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (mut r0, mut r1): (Vec<f64>, Vec<f64>) = (
+        off.iter().map(|x| x.0).collect(),
+        on.iter().map(|x| x.0).collect(),
+    );
+    let (mut c0, mut c1): (Vec<f64>, Vec<f64>) = (
+        off.iter().map(|x| x.1).collect(),
+        on.iter().map(|x| x.1).collect(),
+    );
+    let (r0, r1, c0, c1) = (
+        median(&mut r0),
+        median(&mut r1),
+        median(&mut c0),
+        median(&mut c1),
+    );
+    println!(
+        "payload {payload} B, medians of {} ops: tags off {:.0} kpackets/s, {c0:.0} ns CPU per \
+         DATA packet; tags on {:.0} kpackets/s, {c1:.0} ns; rate on/off {:.3}, CPU on/off {:.3}",
+        off.len(),
+        r0 / 1e3,
+        r1 / 1e3,
+        r1 / r0,
+        c1 / c0
+    );
 }
 
 fn all_to_all(n: usize, bytes: usize, rate_bps: Option<f64>, name: &str) {
@@ -97,7 +151,7 @@ fn all_to_all(n: usize, bytes: usize, rate_bps: Option<f64>, name: &str) {
     // Each rank sends (n - 1) messages: at the pacer's rate that takes this long on the wire.
     let bound = rate_bps.map(|r| {
         let dgrams = (bytes as f64 / 1400.0).ceil() * (n - 1) as f64;
-        dgrams * (1400 + 60 + 46) as f64 * 8.0 / r
+        dgrams * (1400 + wire::HEADER_LEN + 46) as f64 * 8.0 / r
     });
     println!(
         "{name} all-to-all of {n}, {} KB per message, rate {}: {:.3} s, {:.2} Gbit/s aggregate, \
@@ -123,10 +177,15 @@ fn all_to_all(n: usize, bytes: usize, rate_bps: Option<f64>, name: &str) {
 
 /// `-- paced` runs only the paced all-to-alls.
 fn main() {
+    if std::env::args().any(|a| a == "auth") {
+        auth_cost(1400, 32 << 20);
+        auth_cost(8900, 32 << 20);
+        return;
+    }
     let paced_only = std::env::args().any(|a| a == "paced");
     if !paced_only {
-        one_way(1400, 64 << 20);
-        one_way(8900, 64 << 20);
+        one_way(1400, 64 << 20, None);
+        one_way(8900, 64 << 20, None);
         all_to_all(8, 1 << 20, None, "grpf");
     }
     for name in ["push-rr", "madd", "grpf"] {

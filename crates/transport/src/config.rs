@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use coflowkit_shuffle::proto::{GrantOptions, Protocol, ProtocolError};
 
+use crate::auth::WireKey;
 use crate::batch::MAX_DATAGRAM;
 use crate::loss::LossInjection;
 use crate::wire::HEADER_LEN;
@@ -56,6 +57,12 @@ pub struct EndpointConfig {
     /// polling, as MPI's progress loops do): saves a wake-up per message when this rank has a
     /// core to itself, wastes one when ranks outnumber cores. Zero (the default): never spin.
     pub spin: Duration,
+    /// The session's key ([`WireKey::derive`] from the job's secret): every datagram sent is
+    /// sealed with it, and one received without its right tag is dropped and counted
+    /// (`EndpointStats::unauthenticated`) before it can change anything. `None` (what
+    /// [`EndpointConfig::new`] gives; the CLI's ranks always set one unless the user asks for
+    /// `COFLOWKIT_INSECURE=1`): no tags, anyone who sees the session id can forge datagrams.
+    pub auth: Option<WireKey>,
 }
 
 /// When an exchange answers its caller.
@@ -92,6 +99,7 @@ impl EndpointConfig {
             socket_buffer: 8 << 20,
             return_when: ReturnWhen::default(),
             spin: Duration::ZERO,
+            auth: None,
         }
     }
 

@@ -371,6 +371,13 @@ impl Driver {
                 return;
             }
         };
+        // Before anything else reads it: a forged datagram changes nothing.
+        if let Some(k) = &self.cfg.auth {
+            if !k.verify(d) {
+                Counters::add(&c.unauthenticated, 1);
+                return;
+            }
+        }
         let p = h.packet;
         let n = self.cfg.peers.len() as u32;
         if p.dst != self.cfg.rank || p.src >= n || p.src == self.cfg.rank {
@@ -454,6 +461,9 @@ impl Driver {
             let mut buf = self.pool.pop().unwrap_or_default();
             buf.resize(HEADER_LEN, 0);
             wire::encode_into(&h, &[], &mut buf).expect("a header fits its buffer");
+            if let Some(k) = &self.cfg.auth {
+                k.seal(&mut buf);
+            }
             self.pacer.spend(now, buf.len());
             fresh.push((buf, p.dst));
         }
@@ -484,6 +494,9 @@ impl Driver {
                 let mut buf = self.pool.pop().unwrap_or_default();
                 buf.resize(HEADER_LEN + payload.len(), 0);
                 wire::encode_into(&h, payload, &mut buf).expect("sized to fit");
+                if let Some(k) = &self.cfg.auth {
+                    k.seal(&mut buf);
+                }
                 self.pacer.spend(now, buf.len());
                 fresh.push((buf, h.packet.dst));
             }

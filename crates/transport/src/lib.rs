@@ -4,9 +4,11 @@
 //! endpoint moves bytes, keeps time, paces, batches system calls and checks what arrives.
 //!
 //! - [`wire`]: the versioned datagram header;
+//! - [`auth`]: the keyed tag every datagram carries ([`WireKey`]);
 //! - [`Endpoint`]: `exchange(op, protocol, sends, recv_from)`, blocking, concurrent per op id;
 //! - [`LossInjection`]: drop, duplicate, reorder at send, from a seed.
 
+pub mod auth;
 mod batch;
 mod completed;
 mod config;
@@ -20,6 +22,7 @@ mod staging;
 mod stats;
 pub mod wire;
 
+pub use auth::WireKey;
 pub use config::{EndpointConfig, ExchangeProtocol, ReturnWhen, MAX_PAYLOAD};
 pub use endpoint::Endpoint;
 pub use error::TransportError;

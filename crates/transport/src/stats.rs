@@ -30,6 +30,9 @@ pub struct EndpointStats {
     /// received from busy peers.
     pub alive_sent: u64,
     pub alive_received: u64,
+    /// Datagrams of this session whose keyed tag was wrong (forged, or sent with another
+    /// job's secret), dropped before they changed anything.
+    pub unauthenticated: u64,
 }
 
 macro_rules! counters {
@@ -59,7 +62,8 @@ counters!(
     injected_duplicates,
     injected_reorders,
     alive_sent,
-    alive_received
+    alive_received,
+    unauthenticated
 );
 
 impl Counters {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! magic u16 | version u8 | kind u8 | session u32 | op u64 | src u32 | dst u32 | seq u32 |
-//! total u32 | unsched u32 | seed u64 | msg_bytes u64 | msg_crc u32 | payload_len u32 | payload
+//! total u32 | unsched u32 | seed u64 | msg_bytes u64 | msg_crc u32 | payload_len u32 |
+//! tag [u8; 8] | payload
 //! ```
 //!
 //! `session` names one run of a job (agreed at start), so datagrams of an earlier or another
@@ -11,7 +12,8 @@
 //! also carries its whole message's length in bytes and CRC-32, so a receiver can size its
 //! buffer from any packet and check the message on completion; a DATA packet's payload goes at
 //! offset `seq x payload size` (the session's, agreed at start). Decoding checks the syntax
-//! only; whether a packet makes sense for an operation is the endpoint's call.
+//! only; whether a packet makes sense for an operation is the endpoint's call. `tag` is the
+//! datagram's keyed tag ([`crate::auth`]), zero when encoded; the endpoint seals and checks it.
 
 use coflowkit_shuffle::proto::{Kind, Packet};
 use thiserror::Error;
@@ -19,9 +21,9 @@ use thiserror::Error;
 /// The first two bytes of every datagram ("CK" little-endian).
 pub const MAGIC: u16 = u16::from_le_bytes(*b"CK");
 /// Bumped on any incompatible change of the header.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Bytes before the payload.
-pub const HEADER_LEN: usize = 60;
+pub const HEADER_LEN: usize = 68;
 
 /// What a datagram says besides its payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +137,7 @@ pub fn encode_into(h: &Header, payload: &[u8], buf: &mut [u8]) -> Result<usize, 
     w.put(&h.msg_bytes.to_le_bytes());
     w.put(&h.msg_crc.to_le_bytes());
     w.put(&(payload.len() as u32).to_le_bytes());
+    w.put(&[0; crate::auth::TAG_LEN]);
     debug_assert_eq!(w.at, HEADER_LEN);
     w.put(payload);
     Ok(need)
@@ -256,6 +259,13 @@ mod tests {
         }
     }
 
+    /// `buf` with its tag zeroed, as `encode` writes it (decoding does not read the tag).
+    fn untagged(buf: &[u8]) -> Vec<u8> {
+        let mut b = buf.to_vec();
+        b[crate::auth::TAG_AT..HEADER_LEN].fill(0);
+        b
+    }
+
     proptest! {
         #[test]
         fn round_trip((h, payload) in datagrams()) {
@@ -275,7 +285,7 @@ mod tests {
                                        session: u32) {
             // Either an error or a datagram that encodes back to the same bytes.
             if let Ok((h, body)) = decode(&buf, session) {
-                prop_assert_eq!(encode(&h, body).unwrap(), buf);
+                prop_assert_eq!(encode(&h, body).unwrap(), untagged(&buf));
             }
         }
 
@@ -290,7 +300,7 @@ mod tests {
             }
             buf.truncate(cut % (buf.len() + 1) .max(1));
             if let Ok((got, body)) = decode(&buf, h.session) {
-                prop_assert_eq!(encode(&got, body).unwrap(), buf);
+                prop_assert_eq!(encode(&got, body).unwrap(), untagged(&buf));
             }
         }
 
@@ -340,7 +350,8 @@ mod tests {
         assert_eq!(b[44..52], 4000u64.to_le_bytes());
         assert_eq!(b[52..56], 0xdead_beefu32.to_le_bytes());
         assert_eq!(b[56..60], 100u32.to_le_bytes());
-        assert_eq!(&b[60..], &payload[..]);
+        assert_eq!(b[60..68], [0; 8], "the tag, sealed by the endpoint");
+        assert_eq!(&b[68..], &payload[..]);
     }
 
     #[test]
@@ -356,11 +367,11 @@ mod tests {
         assert_eq!(with(2, 9), WireError::Version { got: 9 });
         assert_eq!(with(3, 200), WireError::Kind(200));
         assert_eq!(
-            decode(&good[..59], 7).unwrap_err(),
-            WireError::Truncated { len: 59 }
+            decode(&good[..67], 7).unwrap_err(),
+            WireError::Truncated { len: 67 }
         );
         assert_eq!(
-            decode(&good[..150], 7).unwrap_err(),
+            decode(&good[..158], 7).unwrap_err(),
             WireError::Length {
                 header: 100,
                 actual: 90
@@ -378,7 +389,7 @@ mod tests {
         assert_eq!(
             encode_into(&h, &payload, &mut small).unwrap_err(),
             WireError::Buffer {
-                need: 160,
+                need: 168,
                 have: 100
             }
         );
