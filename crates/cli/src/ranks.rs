@@ -49,7 +49,7 @@ pub struct RanksArgs {
     /// Hold back this fraction of datagrams and send them after later ones.
     #[arg(long, default_value_t = 0.0, value_parser = f64_in(0.0, 1.0), help_heading = "Ranks")]
     pub reorder: f64,
-    /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU; at most 65,447, a UDP
+    /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU; at most 65,439, a UDP
     /// datagram less the transport's header).
     #[arg(long, default_value_t = 1400, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PAYLOAD), help_heading = "Ranks")]
     pub payload: usize,
@@ -184,6 +184,12 @@ pub fn connect_with(
 ) -> Result<(World, Arc<Endpoint>)> {
     let world = bootstrap(timeout.min(Duration::from_secs(60)))?;
     let mut cfg = EndpointConfig::new(world.rank, world.peers.clone(), world.session);
+    // Every datagram tagged with a key of this job and session (none only with
+    // COFLOWKIT_INSECURE=1, or in a world of one).
+    cfg.auth = world
+        .secret
+        .as_ref()
+        .map(|s| coflowkit_transport::WireKey::derive(s.bytes(), world.session));
     cfg.payload = a.payload;
     // The payload is bounded by its parser; checked anyway, so a rank never panics on it.
     let frame = a

@@ -65,6 +65,8 @@ pub enum LaunchError {
     Interrupted { signal: i32 },
     #[error("emulated cluster: {0}")]
     Netns(String),
+    #[error("no job secret: set COFLOWKIT_SECRET_FILE=path (the same file at every rank) or COFLOWKIT_SECRET, or COFLOWKIT_INSECURE=1 to run with unauthenticated datagrams and rendezvous")]
+    NoSecret,
     #[error("{0}")]
     Bad(String),
 }

@@ -10,6 +10,7 @@ pub mod interrupt;
 pub mod local;
 pub mod netns;
 pub mod rendezvous;
+pub mod secret;
 pub mod world;
 
 pub use env::{rank_from_env, Launcher, RankInfo};
@@ -17,4 +18,5 @@ pub use error::LaunchError;
 pub use local::{run_local, run_ranks};
 pub use netns::run_netns;
 pub use rendezvous::Table;
+pub use secret::Secret;
 pub use world::{bootstrap, World};

@@ -11,14 +11,33 @@ use crate::error::io;
 use crate::interrupt::{die_with_parent, Interrupts};
 use crate::LaunchError;
 
-/// The variables a local child gets.
-pub fn child_env(rank: u32, size: u32, rendezvous: &str, session: u32) -> [(String, String); 4] {
-    [
+/// The variables a local child gets (`COFLOWKIT_SECRET` when the job has one).
+pub fn child_env(
+    rank: u32,
+    size: u32,
+    rendezvous: &str,
+    session: u32,
+    secret: Option<&str>,
+) -> Vec<(String, String)> {
+    let mut v = vec![
         ("COFLOWKIT_RANK".into(), rank.to_string()),
         ("COFLOWKIT_SIZE".into(), size.to_string()),
         ("COFLOWKIT_RENDEZVOUS".into(), rendezvous.into()),
         ("COFLOWKIT_SESSION".into(), session.to_string()),
-    ]
+    ];
+    if let Some(s) = secret {
+        v.push(("COFLOWKIT_SECRET".into(), s.into()));
+    }
+    v
+}
+
+/// The secret a launcher hands its ranks: a fresh random one per job, or none when its own
+/// environment says `COFLOWKIT_INSECURE=1` (unauthenticated datagrams, explicitly).
+pub fn launcher_secret() -> Result<Option<String>, LaunchError> {
+    if std::env::var("COFLOWKIT_INSECURE").is_ok_and(|v| v.trim() == "1") {
+        return Ok(None);
+    }
+    crate::Secret::generate().map(Some)
 }
 
 /// True in a process started by `run_local` (or anything else that set `COFLOWKIT_RANK`): the
@@ -139,9 +158,10 @@ pub fn run_local(
         return Err(LaunchError::Bad("--local needs at least 1 rank".into()));
     }
     let at = format!("127.0.0.1:{}", free_loopback_port()?);
+    let secret = launcher_secret()?;
     run_ranks(size, timeout, |rank| {
         let mut c = command(rank)?;
-        c.envs(child_env(rank, size, &at, session));
+        c.envs(child_env(rank, size, &at, session, secret.as_deref()));
         Ok(c)
     })
 }

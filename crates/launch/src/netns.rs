@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use coflowkit_testbed::{ClusterOptions, NetnsCluster};
 
-use crate::local::{child_env, run_ranks};
+use crate::local::{child_env, launcher_secret, run_ranks};
 use crate::world::DEFAULT_PORT;
 use crate::LaunchError;
 
@@ -27,6 +27,7 @@ pub fn run_netns(
         return Err(LaunchError::Bad("--netns needs at least 1 rank".into()));
     }
     coflowkit_testbed::available().map_err(|e| LaunchError::Netns(e.to_string()))?;
+    let secret = launcher_secret()?;
     let cluster = NetnsCluster::create_with(&vec![rate_bytes_per_s; size as usize], opts)
         .map_err(|e| LaunchError::Netns(e.to_string()))?;
     let at = format!("{}:{DEFAULT_PORT}", cluster.hosts()[0].ip);
@@ -35,7 +36,7 @@ pub fn run_netns(
             .command(rank as usize, program)
             .map_err(|e| LaunchError::Netns(e.to_string()))?;
         c.args(args);
-        c.envs(child_env(rank, size, &at, session));
+        c.envs(child_env(rank, size, &at, session, secret.as_deref()));
         Ok(c)
     });
     let torn = cluster

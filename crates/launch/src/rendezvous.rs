@@ -3,6 +3,12 @@
 //! gets back one line `{"session", "peers"}` (the UDP address of every rank, index = rank) once
 //! all have come. Waits are bounded and a timeout names the ranks that never came; a
 //! connection that sends garbage, nothing, or too much is dropped without disturbing the rest.
+//!
+//! With a job secret ([`Secret`]), a hello carries a fresh `nonce` and a `proof`, the
+//! HMAC-SHA256 under the secret of the hello's fields and nonce (never the secret itself);
+//! rank 0 refuses a hello without the right proof, naming the reason. Its table carries a
+//! proof of the table and that rank's nonce, which the rank checks, so neither side takes a
+//! table or a place from someone who does not hold the secret.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -13,9 +19,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::io;
+use crate::secret::Secret;
 use crate::LaunchError;
 
-pub const MAGIC: &str = "coflowkit-rendezvous/1";
+pub const MAGIC: &str = "coflowkit-rendezvous/2";
 /// Longest hello line rank 0 reads (a hello is under 200 bytes).
 const HELLO_LIMIT: u64 = 4096;
 /// How long rank 0 gives one connection to say hello (in all, not per read).
@@ -30,6 +37,39 @@ struct Hello {
     rank: u32,
     size: u32,
     addr: SocketAddr,
+    #[serde(default)]
+    nonce: String,
+    #[serde(default)]
+    proof: String,
+}
+
+impl Hello {
+    fn proved(&self, secret: &Secret) -> String {
+        secret.prove(&[
+            b"hello",
+            self.magic.as_bytes(),
+            &self.rank.to_le_bytes(),
+            &self.size.to_le_bytes(),
+            self.addr.to_string().as_bytes(),
+            self.nonce.as_bytes(),
+        ])
+    }
+
+    /// Whether its proof is right (compared in constant time).
+    fn verify(&self, secret: &Secret) -> bool {
+        crate::secret::same(&self.proved(secret), &self.proof)
+    }
+}
+
+/// The proof of a table sent in answer to the hello of `nonce`.
+fn table_proof(secret: &Secret, nonce: &str, session: u32, peers: &[SocketAddr]) -> String {
+    let peers = serde_json::to_string(peers).expect("addresses serialize");
+    secret.prove(&[
+        b"table",
+        nonce.as_bytes(),
+        &session.to_le_bytes(),
+        peers.as_bytes(),
+    ])
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -40,6 +80,8 @@ struct Reply {
     peers: Vec<SocketAddr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    proof: String,
 }
 
 /// What every rank knows after the rendezvous.
@@ -52,12 +94,14 @@ pub struct Table {
 
 /// Rank 0's side: wait on `listener` for ranks `1..size`, then send each the table whose
 /// entry 0 is `own`. Returns the table and the number of connections dropped as garbage.
+/// With `secret`, only hellos that prove it are taken (others are told why and counted).
 pub fn serve(
     listener: TcpListener,
     size: u32,
     own: SocketAddr,
     session: u32,
     timeout: Duration,
+    secret: Option<&Secret>,
 ) -> Result<(Table, u32), LaunchError> {
     let start = Instant::now();
     let deadline = start + timeout;
@@ -65,7 +109,7 @@ pub fn serve(
         .set_nonblocking(true)
         .map_err(io("rendezvous listener"))?;
     let (tx, rx) = mpsc::channel::<Option<(Hello, TcpStream)>>();
-    let mut joined: BTreeMap<u32, (SocketAddr, TcpStream)> = BTreeMap::new();
+    let mut joined: BTreeMap<u32, (SocketAddr, String, TcpStream)> = BTreeMap::new();
     let mut garbage = 0u32;
     let mut readers = 0usize;
     let mut refused = 0u32;
@@ -99,10 +143,11 @@ pub fn serve(
                     }
                 } else {
                     let tx = tx.clone();
+                    let secret = secret.cloned();
                     let spawned = std::thread::Builder::new()
                         .name("rendezvous-hello".into())
                         .spawn(move || {
-                            let _ = tx.send(read_hello(stream, size, own));
+                            let _ = tx.send(read_hello(stream, size, own, secret.as_ref()));
                         });
                     match spawned {
                         Ok(_) => readers += 1,
@@ -125,7 +170,7 @@ pub fn serve(
             match msg {
                 // A rank that reconnects (its first try timed out) replaces its old entry.
                 Some((h, s)) => {
-                    joined.insert(h.rank, (h.addr, s));
+                    joined.insert(h.rank, (h.addr, h.nonce, s));
                 }
                 None => garbage += 1,
             }
@@ -135,19 +180,22 @@ pub fn serve(
         }
     }
     let mut peers = vec![own];
-    peers.extend(joined.values().map(|(a, _)| *a));
-    let line = serde_json::to_string(&Reply {
-        session,
-        peers: peers.clone(),
-        error: None,
-    })
-    .expect("a table serializes")
-        + "\n";
+    peers.extend(joined.values().map(|(a, _, _)| *a));
+    let line = |nonce: &str| {
+        serde_json::to_string(&Reply {
+            session,
+            peers: peers.clone(),
+            error: None,
+            proof: secret.map_or(String::new(), |k| table_proof(k, nonce, session, &peers)),
+        })
+        .expect("a table serializes")
+            + "\n"
+    };
     let mut hung_up = Vec::new();
-    for (rank, (_, mut s)) in joined {
+    for (rank, (_, nonce, mut s)) in joined {
         let _ = s.set_nonblocking(false);
         let _ = s.set_write_timeout(Some(HELLO_WAIT));
-        if s.write_all(line.as_bytes())
+        if s.write_all(line(&nonce).as_bytes())
             .and_then(|_| s.flush())
             .is_err()
         {
@@ -164,14 +212,30 @@ pub fn serve(
 
 /// One connection's hello, or `None` for garbage. A well-formed hello that does not fit this
 /// job (another size, a bad rank) is answered with the reason, so that rank fails clearly.
-fn read_hello(stream: TcpStream, size: u32, own: SocketAddr) -> Option<(Hello, TcpStream)> {
+fn read_hello(
+    stream: TcpStream,
+    size: u32,
+    own: SocketAddr,
+    secret: Option<&Secret>,
+) -> Option<(Hello, TcpStream)> {
     stream.set_nonblocking(false).ok()?;
     let line = read_line_by(&stream, Instant::now() + HELLO_WAIT)?;
     let hello: Hello = serde_json::from_str(line.trim_end()).ok()?;
     if hello.magic != MAGIC {
         return None;
     }
-    let why = if hello.size != size {
+    let why = if secret.is_some_and(|k| !hello.verify(k)) {
+        Some(format!(
+            "rank {}: {} job secret (COFLOWKIT_SECRET or COFLOWKIT_SECRET_FILE must be the \
+             same at every rank)",
+            hello.rank,
+            if hello.proof.is_empty() {
+                "no proof of the"
+            } else {
+                "wrong"
+            }
+        ))
+    } else if hello.size != size {
         Some(format!(
             "rank {} says the job has {} ranks, rank 0 says {size}",
             hello.rank, hello.size
@@ -239,12 +303,14 @@ fn read_line_by(stream: &TcpStream, deadline: Instant) -> Option<String> {
 
 /// Every other rank's side: tell rank 0 at `rendezvous` (host:port) our UDP address `own`
 /// and wait for the table, retrying the connection until `timeout` (rank 0 may start late).
+/// With `secret`, the hello proves it and the table must prove it too.
 pub fn join(
     rendezvous: &str,
     rank: u32,
     size: u32,
     own: SocketAddr,
     timeout: Duration,
+    secret: Option<&Secret>,
 ) -> Result<Table, LaunchError> {
     let start = Instant::now();
     let deadline = start + timeout;
@@ -253,12 +319,17 @@ pub fn join(
         waited_s: start.elapsed().as_secs_f64(),
         why,
     };
-    let hello = Hello {
+    let mut hello = Hello {
         magic: MAGIC.into(),
         rank,
         size,
         addr: own,
+        nonce: Secret::generate()?,
+        proof: String::new(),
     };
+    if let Some(k) = secret {
+        hello.proof = hello.proved(k);
+    }
     let line = serde_json::to_string(&hello).expect("a hello serializes") + "\n";
     // Rank 0 closes connections it has no reader for (a flood of idle ones): connect again.
     let reply = loop {
@@ -302,6 +373,18 @@ pub fn join(
         .map_err(|e| LaunchError::BadTable(format!("{e}")))?;
     if let Some(why) = reply.error {
         return Err(LaunchError::Refused { rank, why });
+    }
+    if let Some(k) = secret {
+        if !crate::secret::same(
+            &table_proof(k, &hello.nonce, reply.session, &reply.peers),
+            &reply.proof,
+        ) {
+            return Err(LaunchError::BadTable(
+                "it does not prove our job secret (is COFLOWKIT_SECRET or \
+                 COFLOWKIT_SECRET_FILE the same at rank 0?)"
+                    .into(),
+            ));
+        }
     }
     if reply.peers.len() != size as usize {
         return Err(LaunchError::BadTable(format!(
@@ -362,8 +445,9 @@ mod tests {
         let size = 6u32;
         let own: Vec<SocketAddr> = (0..size).map(|_| udp()).collect();
         let own0 = own[0];
-        let server =
-            std::thread::spawn(move || serve(listener, size, own0, 77, Duration::from_secs(20)));
+        let server = std::thread::spawn(move || {
+            serve(listener, size, own0, 77, Duration::from_secs(20), None)
+        });
         // Garbage first: bytes that are not JSON, a foreign magic, a connection that says
         // nothing and stays open, and one that closes at once.
         let mut g1 = TcpStream::connect(&at).unwrap();
@@ -377,7 +461,7 @@ mod tests {
             .map(|r| {
                 let at = at.clone();
                 let me = own[r as usize];
-                std::thread::spawn(move || join(&at, r, size, me, Duration::from_secs(20)))
+                std::thread::spawn(move || join(&at, r, size, me, Duration::from_secs(20), None))
             })
             .collect();
         let tables: Vec<Table> = clients
@@ -395,13 +479,15 @@ mod tests {
     fn a_missing_rank_is_named_when_the_wait_ends() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap().to_string();
-        let server =
-            std::thread::spawn(move || serve(listener, 4, udp(), 1, Duration::from_millis(800)));
+        let server = std::thread::spawn(move || {
+            serve(listener, 4, udp(), 1, Duration::from_millis(800), None)
+        });
         let c1 = {
             let at = at.clone();
-            std::thread::spawn(move || join(&at, 1, 4, udp(), Duration::from_millis(1500)))
+            std::thread::spawn(move || join(&at, 1, 4, udp(), Duration::from_millis(1500), None))
         };
-        let c3 = std::thread::spawn(move || join(&at, 3, 4, udp(), Duration::from_millis(1500)));
+        let c3 =
+            std::thread::spawn(move || join(&at, 3, 4, udp(), Duration::from_millis(1500), None));
         let e = server.join().unwrap().unwrap_err();
         assert!(
             matches!(&e, LaunchError::RendezvousTimeout { missing, .. } if missing == &vec![2]),
@@ -418,7 +504,15 @@ mod tests {
     #[test]
     fn a_huge_world_names_a_few_missing_ranks_and_counts_the_rest() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let e = serve(listener, u32::MAX, udp(), 1, Duration::from_millis(50)).unwrap_err();
+        let e = serve(
+            listener,
+            u32::MAX,
+            udp(),
+            1,
+            Duration::from_millis(50),
+            None,
+        )
+        .unwrap_err();
         let LaunchError::RendezvousTimeout {
             missing,
             missing_count,
@@ -441,15 +535,16 @@ mod tests {
     fn a_rank_of_another_job_is_refused_with_the_reason() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap().to_string();
-        let server =
-            std::thread::spawn(move || serve(listener, 2, udp(), 1, Duration::from_millis(2000)));
-        let e = join(&at, 1, 3, udp(), Duration::from_secs(5)).unwrap_err();
+        let server = std::thread::spawn(move || {
+            serve(listener, 2, udp(), 1, Duration::from_millis(2000), None)
+        });
+        let e = join(&at, 1, 3, udp(), Duration::from_secs(5), None).unwrap_err();
         assert!(
             e.to_string().contains("3 ranks") && e.to_string().contains("says 2"),
             "{e}"
         );
         // The right rank still gets in afterwards.
-        let t = join(&at, 1, 2, udp(), Duration::from_secs(5)).unwrap();
+        let t = join(&at, 1, 2, udp(), Duration::from_secs(5), None).unwrap();
         assert_eq!(t.peers.len(), 2);
         assert!(server.join().unwrap().is_ok());
     }
@@ -463,7 +558,7 @@ mod tests {
             .port();
         let at = format!("127.0.0.1:{port}");
         let t0 = Instant::now();
-        let e = join(&at, 1, 2, udp(), Duration::from_millis(300)).unwrap_err();
+        let e = join(&at, 1, 2, udp(), Duration::from_millis(300), None).unwrap_err();
         assert!(t0.elapsed() < Duration::from_secs(5));
         assert!(e.to_string().contains(&at), "{e}");
     }
@@ -480,7 +575,7 @@ mod tests {
         let own0 = own[0];
         let before = threads();
         let server =
-            std::thread::spawn(move || serve(listener, 2, own0, 5, Duration::from_secs(30)));
+            std::thread::spawn(move || serve(listener, 2, own0, 5, Duration::from_secs(30), None));
         let idle: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(&at).unwrap()).collect();
         std::thread::sleep(Duration::from_millis(500));
         let during = threads();
@@ -492,7 +587,7 @@ mod tests {
         // The rank is closed out while the readers are taken, and connects again until one
         // frees (the idle ones are dropped after HELLO_WAIT).
         let me = own[1];
-        let table = join(&at, 1, 2, me, Duration::from_secs(30)).unwrap();
+        let table = join(&at, 1, 2, me, Duration::from_secs(30), None).unwrap();
         let (served, garbage) = server.join().unwrap().unwrap();
         assert_eq!(table, served);
         assert_eq!(table.peers, own);
@@ -504,8 +599,9 @@ mod tests {
     fn a_hello_whose_address_cannot_be_a_peer_is_refused_with_the_reason() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap().to_string();
-        let server =
-            std::thread::spawn(move || serve(listener, 2, udp(), 1, Duration::from_millis(1500)));
+        let server = std::thread::spawn(move || {
+            serve(listener, 2, udp(), 1, Duration::from_millis(1500), None)
+        });
         for (addr, why) in [
             ("[::1]:0", "port 0"),
             ("[::1]:9", "IP family"),
@@ -524,5 +620,47 @@ mod tests {
             server.join().unwrap(),
             Err(LaunchError::RendezvousTimeout { .. })
         ));
+    }
+
+    #[test]
+    fn a_rank_with_the_wrong_secret_is_refused_and_the_others_join() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let good = Secret::new("the job's").unwrap();
+        let bad = Secret::new("another job's").unwrap();
+        let k = good.clone();
+        let rank0 = std::thread::spawn(move || {
+            serve(listener, 2, udp(), 7, Duration::from_secs(20), Some(&k))
+        });
+        // The wrong secret, then none: each refused with the reason, before the real rank 1.
+        let e = join(&at, 1, 2, udp(), Duration::from_secs(5), Some(&bad)).unwrap_err();
+        assert!(
+            matches!(&e, LaunchError::Refused { rank: 1, why } if why.contains("wrong job secret")),
+            "{e}"
+        );
+        let e = join(&at, 1, 2, udp(), Duration::from_secs(5), None).unwrap_err();
+        assert!(e.to_string().contains("no proof of the job secret"), "{e}");
+        let me = udp();
+        let t = join(&at, 1, 2, me, Duration::from_secs(5), Some(&good)).unwrap();
+        assert_eq!(t.peers[1], me);
+        let (t0, garbage) = rank0.join().unwrap().unwrap();
+        assert_eq!(t0, t);
+        assert_eq!(garbage, 2, "the two refused hellos");
+    }
+
+    #[test]
+    fn a_table_that_does_not_prove_the_secret_is_refused() {
+        // Rank 0 without a secret (or an impostor in its place): its table has no proof.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap().to_string();
+        let rank0 =
+            std::thread::spawn(move || serve(listener, 2, udp(), 7, Duration::from_secs(5), None));
+        let k = Secret::new("the job's").unwrap();
+        let e = join(&at, 1, 2, udp(), Duration::from_secs(5), Some(&k)).unwrap_err();
+        assert!(
+            matches!(&e, LaunchError::BadTable(why) if why.contains("does not prove our job secret")),
+            "{e}"
+        );
+        let _ = rank0.join();
     }
 }

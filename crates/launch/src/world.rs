@@ -25,6 +25,9 @@ pub struct World {
     pub socket: UdpSocket,
     /// Which launcher's variables gave the rank (`None`: no launcher, a world of one).
     pub launcher: Option<Launcher>,
+    /// The job's secret, proved at the rendezvous; keys the transport's datagrams (`None`: a
+    /// world of one, or `COFLOWKIT_INSECURE=1`).
+    pub secret: Option<crate::Secret>,
 }
 
 /// Rank 0's `host:port` from `COFLOWKIT_RENDEZVOUS`, or from the first host of the file
@@ -173,9 +176,11 @@ pub fn bootstrap_from(
             peers: vec![me],
             socket,
             launcher: info.map(|i| i.launcher),
+            secret: None,
         });
     };
     let at = rendezvous_from(get)?.ok_or(LaunchError::NoRendezvous { size: info.size })?;
+    let secret = crate::secret::secret_from(get)?;
     let shown = coflowkit_model::echo::echo(&at);
     let target = at
         .to_socket_addrs()
@@ -191,9 +196,17 @@ pub fn bootstrap_from(
         let listener = TcpListener::bind(target)
             .or_else(|_| TcpListener::bind((Ipv4Addr::UNSPECIFIED, target.port())))
             .map_err(io(format!("rendezvous listener on {shown}")))?;
-        serve(listener, info.size, me, session_from(get)?, timeout)?.0
+        serve(
+            listener,
+            info.size,
+            me,
+            session_from(get)?,
+            timeout,
+            secret.as_ref(),
+        )?
+        .0
     } else {
-        join(&at, info.rank, info.size, me, timeout)?
+        join(&at, info.rank, info.size, me, timeout, secret.as_ref())?
     };
     Ok(World {
         rank: info.rank,
@@ -202,6 +215,7 @@ pub fn bootstrap_from(
         peers: table.peers,
         socket,
         launcher: Some(info.launcher),
+        secret,
     })
 }
 
@@ -332,6 +346,7 @@ mod tests {
                             ("OMPI_COMM_WORLD_SIZE", "4"),
                             ("COFLOWKIT_RENDEZVOUS", &at),
                             ("COFLOWKIT_SESSION", "99"),
+                            ("COFLOWKIT_SECRET", "job 99's secret"),
                         ]);
                         bootstrap_from(&get, Duration::from_secs(20)).unwrap()
                     })
@@ -345,6 +360,7 @@ mod tests {
             assert_eq!(w.peers, worlds[0].peers);
             assert_eq!(w.peers[r], w.socket.local_addr().unwrap());
             assert_eq!(w.launcher, Some(Launcher::OpenMpi));
+            assert_eq!(w.secret.as_ref().unwrap().bytes(), b"job 99's secret");
         }
     }
 }
