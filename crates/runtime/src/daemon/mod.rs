@@ -147,11 +147,12 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             .map_err(|e| Error::Config(format!("recovering the data dir: {e}")))?;
         let dir = cfg.data_dir.as_deref().expect("set").display().to_string();
         let report = report.map_err(|e| Error::io(format!("recovering data dir {dir}"), e))?;
-        for (path, why) in &report.corrupt {
+        for bad in &report.corrupt {
             tracing::warn!(
-                "spill file {} failed verification ({why}): not served, renamed to {}",
-                path.display(),
-                path.with_extension(spill_file::BAD_EXT).display()
+                "data dir entry {} set aside ({}): not served, renamed to {}",
+                bad.from.display(),
+                bad.why,
+                bad.to.display()
             );
         }
         if report.recovered + report.incomplete > 0 {

@@ -60,8 +60,18 @@ pub struct Verified {
 
 /// Read a spill file's manifest and check every block against it.
 pub fn verify(path: &Path) -> Result<Verified, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let file_len = f.metadata().map_err(|e| format!("cannot stat: {e}"))?.len();
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so that a FIFO put in the file's place cannot hold the start.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot open: {e}"))?;
+    let meta = f.metadata().map_err(|e| format!("cannot stat: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let file_len = meta.len();
     if file_len < TRAILER {
         return Err(format!(
             "{file_len} bytes, too short for a manifest (truncated?)"
@@ -82,14 +92,18 @@ pub fn verify(path: &Path) -> Result<Verified, String> {
         ));
     }
     let data_len = file_len - TRAILER - mlen;
-    let mut m = vec![0u8; mlen as usize];
     f.seek(SeekFrom::Start(data_len))
-        .and_then(|_| f.read_exact(&mut m))
         .map_err(|e| format!("reading the manifest: {e}"))?;
-    if crc32fast::hash(&m) != crc {
+    // Read as a stream and checked as it comes: the length in the trailer is only believed
+    // as far as the manifest's own counts bear it out (never allocated whole).
+    let mut m = Hashed {
+        r: std::io::BufReader::with_capacity(64 * 1024, &mut f),
+        h: crc32fast::Hasher::new(),
+    };
+    let (coflow, data_id, size, blocks) = parse(&mut m, mlen, data_len)?;
+    if m.h.finalize() != crc {
         return Err("manifest checksum mismatch".into());
     }
-    let (coflow, data_id, size, blocks) = parse(&m).ok_or("malformed manifest")?;
     let sum: u64 = blocks.iter().map(|&(len, _)| len as u64).sum();
     if sum != size || size != data_len {
         return Err(format!(
@@ -117,36 +131,76 @@ pub fn verify(path: &Path) -> Result<Verified, String> {
 
 type Manifest = (u64, String, u64, Vec<(u32, u32)>);
 
-fn parse(m: &[u8]) -> Option<Manifest> {
-    let mut at = 0usize;
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let s = m.get(at..at.checked_add(n)?)?;
-        at += n;
-        Some(s)
-    };
-    let coflow = u64::from_be_bytes(take(8)?.try_into().ok()?);
-    let id_len = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
-    if id_len > MAX_ID {
-        return None;
+/// A reader that hashes what it reads.
+struct Hashed<R> {
+    r: R,
+    h: crc32fast::Hasher,
+}
+
+impl<R: Read> Hashed<R> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut b = [0u8; N];
+        self.r
+            .read_exact(&mut b)
+            .map_err(|e| format!("reading the manifest: {e}"))?;
+        self.h.update(&b);
+        Ok(b)
     }
-    let data_id = String::from_utf8(take(id_len)?.to_vec()).ok()?;
-    let size = u64::from_be_bytes(take(8)?.try_into().ok()?);
-    let n = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
-    let mut blocks = Vec::with_capacity(n.min(m.len() / 8));
-    for _ in 0..n {
-        let len = u32::from_be_bytes(take(4)?.try_into().ok()?);
-        let crc = u32::from_be_bytes(take(4)?.try_into().ok()?);
+}
+
+/// The manifest of `mlen` bytes ahead of `m`, before `data_len` bytes of blocks.
+fn parse<R: Read>(m: &mut Hashed<R>, mlen: u64, data_len: u64) -> Result<Manifest, String> {
+    let malformed = |what: String| format!("malformed manifest: {what}");
+    let coflow = u64::from_be_bytes(m.take()?);
+    let id_len = u32::from_be_bytes(m.take()?) as usize;
+    if id_len > MAX_ID {
+        return Err(malformed(format!(
+            "data id of {id_len} bytes, past {MAX_ID}"
+        )));
+    }
+    // The fixed fields and the id must fit in what the trailer claims.
+    if 24 + id_len as u64 > mlen {
+        return Err(malformed(format!("{mlen} bytes cannot hold its fields")));
+    }
+    let mut id = vec![0u8; id_len];
+    m.r.read_exact(&mut id)
+        .map_err(|e| format!("reading the manifest: {e}"))?;
+    m.h.update(&id);
+    let data_id = String::from_utf8(id).map_err(|_| malformed("data id is not UTF-8".into()))?;
+    let size = u64::from_be_bytes(m.take()?);
+    let n = u32::from_be_bytes(m.take()?) as u64;
+    // What a manifest of n blocks holds: its length is exact, and every block is at least
+    // one byte of the data before it.
+    let want = 24 + id_len as u64 + 8 * n;
+    if want != mlen {
+        return Err(malformed(format!(
+            "{n} blocks make a manifest of {want} bytes, the trailer says {mlen}"
+        )));
+    }
+    if n > data_len {
+        return Err(malformed(format!("{n} blocks in {data_len} bytes of data")));
+    }
+    let mut blocks = Vec::with_capacity(n.min(4096) as usize);
+    for i in 0..n {
+        let len = u32::from_be_bytes(m.take()?);
+        let crc = u32::from_be_bytes(m.take()?);
         if len == 0 || len as usize > MAX_FRAME_BYTES {
-            return None;
+            return Err(malformed(format!(
+                "block {i} of {len} bytes (1..={MAX_FRAME_BYTES})"
+            )));
         }
         blocks.push((len, crc));
     }
-    (at == m.len()).then_some((coflow, data_id, size, blocks))
+    Ok((coflow, data_id, size, blocks))
 }
 
-/// The sequence number in a spill file's name `c<coflow>-<n>.<ext>`.
+/// The sequence number in a spill file's name `c<coflow>-<n>.<ext>` (`ext` one of ours:
+/// `spill`, `part`, `corrupt`).
 pub(super) fn seq_of(name: &str) -> Option<u64> {
-    let stem = name.strip_prefix('c')?.rsplit_once('.')?.0;
+    let (stem, ext) = name.strip_prefix('c')?.rsplit_once('.')?;
+    if ![DONE_EXT, PART_EXT, BAD_EXT].contains(&ext) {
+        return None;
+    }
     let (coflow, n) = stem.split_once('-')?;
     coflow.parse::<u64>().ok()?;
     n.parse().ok()
