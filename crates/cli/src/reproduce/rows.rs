@@ -719,7 +719,17 @@ pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
         runs: WAVES.iter().flat_map(|w| [w.2, w.3]).collect(),
         other: vec![],
     });
-    rows.push(not_run(24, "Aalo DAG (TPC-DS) vs Varys / fair: comm time", "3.7x / 1.7x", "Aalo's DAG rule is built (`Coflow::parents`, docs/choices.md), but no trace format carries parents and no TPC-DS-like generator exists."));
+    rows.push(not_run(
+        24,
+        "Aalo DAG (TPC-DS) vs Varys / fair: comm time",
+        "3.7x / 1.7x",
+        "Not built yet. What exists: Aalo's DAG rule (`Coflow::parents`, docs/choices.md) and \
+               the simulator's dependencies (a coflow held until its parents end, \
+               `Dependencies::StartsAfter`, which row 23's waves use as chains). Missing: a trace \
+               format that carries parents, a TPC-DS-like DAG generator, and compute stages \
+               between a parent's end and its child's start, without which the thesis' \
+               communication time and JCT cannot be told apart.",
+    ));
     rows.push(not_run(
         25,
         "Aalo coordination overhead (ms)",
@@ -764,9 +774,10 @@ fn hug_rows(g: &Get, extra: &Extra) -> Vec<Row> {
     let (psp0, psp_util) = g.first("snap-psp");
     let (fair0, fair_util) = g.first("snap-fair");
     let snap_runs = SNAPSHOT_RUNS.iter().map(|r| r.1).collect::<Vec<_>>();
+    let n = g.0.get("snap-hug").map_or(SNAPSHOT, |r| r.summary.coflows);
     let snapshot = format!(
-        "HUG (issue 22), the instantaneous experiment: {SNAPSHOT} coflows drawn at random from the trace (seed \
-         1; at most as many as it has), all arriving at once, measured at the first decision \
+        "HUG (issue 22), the instantaneous experiment: {n} coflows drawn at random from the trace (seed \
+         1; {SNAPSHOT} or as many as it has), all arriving at once, measured at the first decision \
          (`--tenant-metrics`). The thesis used a 3200-machine FairCloud snapshot of 100 jobs \
          (machine-level matrices); ours is the rack-level FB trace, 150 ports of 1 Gbit/s, \
          where no coflow is wider than 150, so the spread is narrower. docs/hug.md has the \
