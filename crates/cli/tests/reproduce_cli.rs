@@ -88,6 +88,25 @@ fn quick_run_writes_every_row_with_the_numbers_its_commands_give() {
     let v = sim_json(dir.path(), &["--coflows", "6", "-s", "fifo,fifo-strict"]);
     assert!(avg(&v, "fifo") <= avg(&v, "fifo-strict") + 1e-9);
 
+    // Rows 29-32 are run, not cited: row 30's fair/hug is what `sim` gives on the same
+    // slice, and row 32 has hug bench's time at 100 machines.
+    let v = sim_json(dir.path(), &["--coflows", "6", "-s", "fair,hug"]);
+    let ratio = avg(&v, "fair") / avg(&v, "hug");
+    assert!(
+        text.contains(&format!("fair/hug avg {ratio:.2} (thesis 1.49")),
+        "fair/hug {ratio:.2} not in\n{text}"
+    );
+    assert!(
+        text.contains("coflowkit sim --coflows 6 -s hug,drf,psp"),
+        "row 29's command"
+    );
+    assert!(
+        text.contains("--concurrent 6 --seed 1 --tenant-metrics -s hug,drf,psp,fair"),
+        "row 27's command"
+    );
+    let row32 = text.lines().find(|l| l.starts_with("| 32 | ")).unwrap();
+    assert!(row32.contains("P* at 100 machines, µs"), "{row32}");
+
     // The default-vs-recompute table covers the ten policies that redistribute.
     let section = text
         .split("## Default vs `--on-flow-completion recompute`")

@@ -40,17 +40,46 @@ pub struct BenchArgs {
 }
 
 #[derive(Serialize)]
-struct Row {
-    machines: usize,
-    links: usize,
-    tenants: usize,
-    entries: usize,
+pub struct Row {
+    pub machines: usize,
+    pub links: usize,
+    pub tenants: usize,
+    pub entries: usize,
     /// Eq 7.2 (P*) alone: median CPU time, best wall time.
-    p_star_cpu_us: f64,
-    p_star_wall_us: f64,
+    pub p_star_cpu_us: f64,
+    pub p_star_wall_us: f64,
     /// Algorithm 6 whole (guarantees and every link's capped max-min): the same.
-    hug_cpu_us: f64,
-    hug_wall_us: f64,
+    pub hug_cpu_us: f64,
+    pub hug_wall_us: f64,
+}
+
+/// One measurement: `p` machines, tenants of `vms` VMs at `load` tenant VMs per machine,
+/// median of `repeat` runs (also what `reproduce coflow-thesis` runs for row 32).
+pub fn measure_fabric(p: usize, vms: usize, load: f64, repeat: usize, seed: u64) -> Result<Row> {
+    ensure!(
+        vms >= 1 && repeat >= 1,
+        "--vms and --repeat must be at least 1"
+    );
+    ensure!(p >= vms, "{p} machines cannot host a tenant of {vms} VMs");
+    let m = ((load * p as f64) / vms as f64).round().max(1.0) as usize;
+    let t = random_fabric(p, m, vms, seed ^ p as u64)?;
+    let entries = t.tenants.iter().map(|x| x.d.len()).sum();
+    let (p_star_cpu_us, p_star_wall_us) = measure(repeat, || {
+        black_box(closed_form(black_box(&t)));
+    });
+    let (hug_cpu_us, hug_wall_us) = measure(repeat, || {
+        black_box(hug(black_box(&t), HugOptions::default()));
+    });
+    Ok(Row {
+        machines: p,
+        links: 2 * p,
+        tenants: t.len(),
+        entries,
+        p_star_cpu_us,
+        p_star_wall_us,
+        hug_cpu_us,
+        hug_wall_us,
+    })
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
@@ -80,30 +109,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
     )?;
     let mut rows = Vec::new();
     for &p in &a.machines {
-        ensure!(
-            p >= a.vms,
-            "{p} machines cannot host a tenant of {} VMs",
-            a.vms
-        );
-        let m = ((a.load * p as f64) / a.vms as f64).round().max(1.0) as usize;
-        let t = random_fabric(p, m, a.vms, a.seed ^ p as u64)?;
-        let entries = t.tenants.iter().map(|x| x.d.len()).sum();
-        let (p_star_cpu_us, p_star_wall_us) = measure(a.repeat, || {
-            black_box(closed_form(black_box(&t)));
-        });
-        let (hug_cpu_us, hug_wall_us) = measure(a.repeat, || {
-            black_box(hug(black_box(&t), HugOptions::default()));
-        });
-        let row = Row {
-            machines: p,
-            links: 2 * p,
-            tenants: t.len(),
-            entries,
-            p_star_cpu_us,
-            p_star_wall_us,
-            hug_cpu_us,
-            hug_wall_us,
-        };
+        let row = measure_fabric(p, a.vms, a.load, a.repeat, a.seed)?;
         outln!(
             "{:>9} {:>8} {:>8} {:>9} {:>12.2} {:>12.2} {:>12.1} {:>12.1}",
             row.machines,

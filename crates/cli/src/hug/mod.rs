@@ -2,7 +2,7 @@
 //! allocations for given correlation vectors, and how long computing them takes.
 
 mod alloc;
-mod bench;
+pub(crate) mod bench;
 mod distribute;
 
 use clap::Subcommand;

@@ -82,7 +82,10 @@ pub fn render(ctx: &Context, rows: &[Row], results: &Results) -> String {
          model (the default: event-driven fluid, 10^9 bit/s ports, arrivals at their time) and \
          the **reference rules** (`--model coflowsim`: the public CoflowSim's rules, identical \
          to it coflow by coflow where compared, docs/coflowsim.md), the lineage of the \
-         thesis' simulator. Under the reference rules Varys is its SEBF, Aalo its DARK.\n"
+         thesis' simulator. Under the reference rules Varys is its SEBF, Aalo its DARK. Two \
+         exceptions, named in their rows: row 32's times come from `coflowkit hug bench` run \
+         in this process, and rows 1-4, 6 and 7 cite the emulated cluster's measurements of \
+         docs/orchestra.md (root and minutes each), which this command does not rerun.\n"
     );
     let _ = writeln!(out, "## How a verdict is reached\n");
     let _ = writeln!(
@@ -96,8 +99,9 @@ pub fn render(ctx: &Context, rows: &[Row], results: &Results) -> String {
          - A **bound** (\"within 12%\") is reproduced when ours is at most the bound times \
          {RATIO_TOLERANCE}, not otherwise.\n\
          - A row is *reproduced* when every number it compares is, *not* when none is, and \
-         *partly* otherwise. *Not run*: the row needs a testbed, belongs to another issue, or \
-         needs a feature not built yet; its note says what exists.\n\
+         *partly* otherwise. *Not run*: the row needs a testbed, belongs to another issue, \
+         needs a feature not built yet, or cites numbers this command does not rerun; its note \
+         says what exists.\n\
          - The tolerance is wide on purpose: the thesis' simulator replayed tasks, not coflows, \
          at 10 s decision intervals, on a trace scaled differently from the public one; a \
          number outside it is a disagreement to explain (docs/fb-results.md), not noise.\n",

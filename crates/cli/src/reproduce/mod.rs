@@ -100,8 +100,23 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
     if progress {
         errln!("{} simulations, {jobs} at a time", specs.len());
     }
-    let results = runs::run_all(&specs, &workload, &trace, &fabric, jobs, progress)?;
-    let rows = rows::rows(&results);
+    let (results, tenants) = runs::run_all(&specs, &workload, &trace, &fabric, jobs, progress)?;
+    // Row 32: `hug bench` in this process, after the simulations so it has the cores.
+    let machines: &[usize] = if a.quick {
+        &rows::BENCH_MACHINES_QUICK
+    } else {
+        &rows::BENCH_MACHINES
+    };
+    let hug_bench = (machines.iter())
+        .map(|&p| crate::hug::bench::measure_fabric(p, 10, 2.0, 21, 1))
+        .collect::<Result<Vec<_>>>()
+        .context("row 32: hug bench")?;
+    let extra = rows::Extra {
+        tenants,
+        hug_bench,
+        optimized: !cfg!(debug_assertions),
+    };
+    let rows = rows::rows(&results, &extra);
 
     let doc_dir = a.out.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut charts = Vec::new();

@@ -9,7 +9,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use coflowkit_flowsim::{coflowsim, simulate_with, SimOutput};
 use coflowkit_model::{Fabric, Trace};
-use coflowkit_sched::build;
+use coflowkit_sched::probe::Probe;
+use coflowkit_sched::tenant::metrics::TenantMetrics;
+use coflowkit_sched::{build, SchedulerKind};
 
 use coflowkit_simcmd::report::Run;
 use coflowkit_simcmd::sim::{reference_algo, shape_workload, sim_options, Model, SimArgs};
@@ -70,6 +72,10 @@ pub fn commands(specs: &[&Spec], workload: &[String]) -> Vec<String> {
 /// Runs by key.
 pub type Results = BTreeMap<String, Run>;
 
+/// The multi-tenant measures of the runs that took them (`--tenant-metrics`, hug, drf, psp),
+/// by key.
+pub type Tenants = BTreeMap<String, TenantMetrics>;
+
 /// Run every spec on `trace` (loaded once by the caller from `workload`), `jobs` at a time.
 pub fn run_all(
     specs: &[Spec],
@@ -78,9 +84,9 @@ pub fn run_all(
     fabric: &Fabric,
     jobs: usize,
     progress: bool,
-) -> Result<Results> {
+) -> Result<(Results, Tenants)> {
     let next = Mutex::new(0usize);
-    let done: Mutex<Vec<Option<Result<SimOutput>>>> =
+    let done: Mutex<Vec<Option<Result<Measured>>>> =
         Mutex::new((0..specs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, specs.len().max(1)) {
@@ -94,7 +100,7 @@ pub fn run_all(
                 let r = run_one(spec, workload, trace, fabric)
                     .with_context(|| format!("run `{}`", spec.key));
                 if progress {
-                    if let Ok(out) = &r {
+                    if let Ok((out, _)) = &r {
                         errln!("  {} done in {:.1} s", spec.key, out.wall_s);
                     }
                 }
@@ -103,15 +109,23 @@ pub fn run_all(
         }
     });
     let mut results = Results::new();
+    let mut tenants = Tenants::new();
     for (spec, r) in specs.iter().zip(done.into_inner().unwrap()) {
-        let out = r.ok_or_else(|| anyhow!("run `{}` did not run", spec.key))??;
+        let (out, metrics) = r.ok_or_else(|| anyhow!("run `{}` did not run", spec.key))??;
         results.insert(spec.key.clone(), Run::new(out));
+        if let Some(m) = metrics {
+            tenants.insert(spec.key.clone(), m);
+        }
     }
-    Ok(results)
+    Ok((results, tenants))
 }
 
+/// A run's output and, when measured, its multi-tenant measures.
+type Measured = (SimOutput, Option<TenantMetrics>);
+
 /// One run, from its command line; the trace is the one `workload` names, already loaded.
-fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> Result<SimOutput> {
+/// Measured as a multi-tenant run exactly when `coflowkit sim` would measure it.
+fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> Result<Measured> {
     let mut argv: Vec<String> = workload.to_vec();
     argv.extend(spec.flags.iter().cloned());
     argv.extend([
@@ -146,17 +160,29 @@ fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> 
     } else {
         trace
     };
-    let mut out = match args.model {
+    let probe = args.tenant_metrics || SchedulerKind::TENANT.contains(&kind);
+    let (mut out, metrics) = match args.model {
+        Model::Exact if probe => {
+            let mut p = Probe::new(build(kind, &args.sched.options_for(trace)?));
+            let out = simulate_with(trace, fabric, &mut p, &sim_options(&args)?)?;
+            (out, Some(p.finish()))
+        }
         Model::Exact => {
             let mut sched = build(kind, &args.sched.options_for(trace)?);
-            simulate_with(trace, fabric, sched.as_mut(), &sim_options(&args)?)?
+            let out = simulate_with(trace, fabric, sched.as_mut(), &sim_options(&args)?)?;
+            (out, None)
         }
         Model::Coflowsim => {
-            coflowsim::simulate_ablated(trace, fabric, reference_algo(kind)?, args.ablation())?
+            if args.tenant_metrics {
+                bail!("--tenant-metrics: only with --model exact");
+            }
+            let out =
+                coflowsim::simulate_ablated(trace, fabric, reference_algo(kind)?, args.ablation())?;
+            (out, None)
         }
     };
     out.scheduler = spec.key.clone();
-    Ok(out)
+    Ok((out, metrics))
 }
 
 /// The trace and fabric the shared `workload` flags name (loaded once for every run).
