@@ -14,6 +14,7 @@ use coflowkit_model::bins::Bin;
 use coflowkit_model::units::short_num;
 use coflowkit_model::{Coflow, Fabric, Flow, Trace};
 use coflowkit_runtime::replay::{replay, ReplayConfig, Replayed};
+use coflowkit_sched::blind::Blind;
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 use coflowkit_simcmd::flag_range::{f64_in, wait};
 use coflowkit_testbed as netns;
@@ -60,9 +61,27 @@ pub struct ReplayArgs {
     /// it, rates are emulated by pacing inside the daemons (and it says so)
     #[arg(long)]
     pub netns: bool,
+    /// Register every coflow without its flow sizes (non-clairvoyant): hug, drf and psp then
+    /// use the vector --hug-vectors chooses (flows, ones, or rates: measured by the
+    /// coordinator) instead of MADD's; the simulation beside it hides the sizes from the
+    /// policy the same way. Refused for policies that need sizes (varys, sebf...)
+    #[arg(long)]
+    pub non_clairvoyant: bool,
+    /// How hug, drf and psp's per-coflow uplink reservations and caps are enforced: `pacing`
+    /// (the daemons pace every flow at the coordinator's rate) or `htb` (with --netns: one
+    /// htb class per coflow on each host's shaped NIC, rate = reservation, ceil = cap; the
+    /// daemons pace only the downlink ceilings)
+    #[arg(long, value_enum, default_value = "pacing", value_name = "HOW")]
+    pub enforce: Enforce,
     /// Write results as JSON (as `sim --json`, each coflow also carrying `sim_cct_s`)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforce {
+    Pacing,
+    Htb,
 }
 
 /// The trace as it runs: ports folded onto `hosts`, the flows of a coflow between the same two
@@ -151,12 +170,32 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 false
             }
         };
+    if args.enforce == Enforce::Htb && !use_netns {
+        bail!("--enforce htb: needs --netns and root (htb classes go on the namespaces' NICs)");
+    }
     let mut kinds = args.sched.kinds()?;
     let baseline: SchedulerKind = args.baseline.parse().context("--baseline")?;
     if !kinds.contains(&baseline) {
         kinds.push(baseline);
     }
     let opts = args.sched.options()?;
+    if args.non_clairvoyant {
+        let multi_tenant = |k: &SchedulerKind| {
+            matches!(
+                k,
+                SchedulerKind::Hug | SchedulerKind::Drf | SchedulerKind::Psp
+            )
+        };
+        if let Some(k) =
+            (kinds.iter()).find(|k| build(**k, &opts).clairvoyant() && !multi_tenant(k))
+        {
+            bail!(
+                "--non-clairvoyant: scheduler {k} needs flow sizes; replay non-clairvoyant \
+                 under hug, drf, psp (vectors from --hug-vectors) or a non-clairvoyant \
+                 scheduler (aalo, fair...)"
+            );
+        }
+    }
     let spill = SpillDir::create(&std::env::temp_dir())?;
     let (lo, hi) = nics.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
         (lo.min(r), hi.max(r))
@@ -176,7 +215,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         } else {
             format!("{:.1} to {:.1} Mbit/s", lo * 8.0 / 1e6, hi * 8.0 / 1e6)
         },
-        if use_netns {
+        if use_netns && args.enforce == Enforce::Htb {
+            "one network namespace per host, veth + bridge, tc htb per uplink (a class per \
+             coflow: --enforce htb) and tbf per downlink, unshaped control veth"
+        } else if use_netns {
             "one network namespace per host, veth + bridge, tc tbf per NIC, unshaped control veth"
         } else {
             "emulated by pacing in the daemons; no --netns"
@@ -221,6 +263,8 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             mem_limit_bytes: args.mem_limit_mib.saturating_mul(1 << 20),
             data_dir: Some(spill.path().join(kind.name())),
             tick: (args.tick_ms > 0.0).then(|| Duration::from_secs_f64(args.tick_ms / 1000.0)),
+            non_clairvoyant: args.non_clairvoyant,
+            htb: args.enforce == Enforce::Htb,
         };
         errln!("replaying under {kind} ...");
         let t = Instant::now();
@@ -240,6 +284,9 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         );
         // The coordinator decides in full at every flow completion; so does its simulation.
         let mut sched = build(kind, &opts);
+        if args.non_clairvoyant {
+            sched = Box::new(Blind::new(sched));
+        }
         let sim = simulate(&work, &fabric, sched.as_mut())
             .with_context(|| format!("simulating {kind}"))?;
         real_runs.push(Run::new(real_output(kind, &work, &fabric, &real, wall)));

@@ -318,3 +318,100 @@ fn hug_distribute_reaches_every_emulated_daemon() {
         "{row}"
     );
 }
+
+/// `replay --non-clairvoyant` on loopback: every coflow registered without sizes, so HUG uses
+/// the vector --hug-vectors estimates, not MADD's. X = 0->2 (36 MiB), 1->3 and 1->4 (4 MiB
+/// each), Y = 1->0 (4 MiB), bytes x 0.05 on 1.25 MB/s NICs. With sizes, X's vector has 8/36 of
+/// its largest entry on uplink 1, P* = 9/11 and Y runs at 9/11 of the NIC; without, X counts
+/// two flows there (the rates estimate starts from one unit per flow and then measures the
+/// same shape), P* = 1/2 and Y runs at half (hand-derived, docs/hug.md).
+#[test]
+fn replay_non_clairvoyant_hug_uses_estimated_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(
+        dir.path(),
+        "xy.txt",
+        "5 2\n1 0 3 2 3 0 2 36 1 3 4 1 4 4\n2 0 1 1 1 1 0 4\n",
+    );
+    let run = |extra: &[&str]| {
+        let json = dir.path().join(format!("r{}.json", extra.len()));
+        let mut args = vec![
+            "replay",
+            "--local",
+            "5",
+            "--trace",
+            &trace,
+            "--port-rate",
+            "1gbit",
+            "--scale-bytes",
+            "0.05",
+            "--scale-time",
+            "5",
+            "-s",
+            "hug",
+            "--baseline",
+            "hug",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = coflowkit(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let y = v["results"][0]["coflows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == 2)
+            .unwrap()
+            .clone();
+        (
+            y["cct_s"].as_f64().unwrap(),
+            y["sim_cct_s"].as_f64().unwrap(),
+        )
+    };
+    let y_bytes = (4.0 * 1048576.0 * 0.05f64).round();
+    let nic = 1e9 / 8.0 * 0.05 / 5.0;
+    let (_, sim_seeing) = run(&[]);
+    let (real_blind, sim_blind) = run(&["--non-clairvoyant", "--hug-vectors", "rates"]);
+    // MADD's P*: X's uplink-1 entry is its 0.4 MiB there over its 1.8 MiB on uplink 0.
+    let x_up1 = (0.2 * 1048576.0f64).round() * 2.0 / (1.8 * 1048576.0f64).round();
+    let want_seeing = y_bytes / (nic / (1.0 + x_up1));
+    assert!(
+        (sim_seeing - want_seeing).abs() < 0.01 * want_seeing,
+        "{sim_seeing} vs {want_seeing}"
+    );
+    let want_blind = y_bytes / (nic / 2.0);
+    assert!(
+        (sim_blind - want_blind).abs() < 0.01 * want_blind,
+        "{sim_blind} vs {want_blind}"
+    );
+    // The real run cannot beat the blind allocation (a run that saw sizes would finish Y in
+    // 0.61 of it; load only slows a run down).
+    assert!(
+        real_blind > 0.85 * want_blind,
+        "{real_blind} vs {want_blind}"
+    );
+    assert!(
+        real_blind < 2.0 * want_blind,
+        "{real_blind} vs {want_blind}"
+    );
+    // Sizes are needed by varys: refused, naming the flag.
+    let o = coflowkit(&[
+        "replay",
+        "--local",
+        "5",
+        "--trace",
+        &trace,
+        "-s",
+        "varys",
+        "--non-clairvoyant",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--non-clairvoyant") && err.contains("varys"),
+        "{err}"
+    );
+}

@@ -41,6 +41,16 @@ pub struct ReplayConfig {
     /// Spill directory root (one sub-directory per daemon); `None` keeps everything in memory.
     pub data_dir: Option<PathBuf>,
     pub tick: Option<Duration>,
+    /// Register every coflow non-clairvoyant (its flow sizes hidden from the scheduler): a
+    /// non-clairvoyant policy sees no difference; hug, drf and psp then use the vector
+    /// `options.hug_vectors` estimates (e.g. from measured rates) instead of MADD's. A
+    /// clairvoyant policy that cannot run without sizes (varys, sebf...) is refused.
+    pub non_clairvoyant: bool,
+    /// hug, drf, psp: enforce the coflows' uplink reservations and caps with htb classes on
+    /// each host's shaped NIC (`coflowkit_testbed::htb`) instead of the daemons' pacing; the
+    /// coordinator runs `tenant_local` (a capped flow's own rate is its downlink ceiling).
+    /// Needs `netns`.
+    pub htb: bool,
 }
 
 /// One coflow's real outcome (times in seconds from the replay's start).
@@ -70,6 +80,22 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
             cfg.nic_bytes_per_s.len()
         )));
     }
+    let multi_tenant = matches!(
+        cfg.scheduler,
+        SchedulerKind::Hug | SchedulerKind::Drf | SchedulerKind::Psp
+    );
+    if cfg.non_clairvoyant && build(cfg.scheduler, &cfg.options).clairvoyant() && !multi_tenant {
+        return Err(Error::Config(format!(
+            "scheduler {} needs flow sizes: replay it clairvoyant, or non-clairvoyant under a \
+             non-clairvoyant scheduler (aalo, fair...) or hug, drf, psp",
+            cfg.scheduler
+        )));
+    }
+    if cfg.htb && !cfg.netns {
+        return Err(Error::Config(
+            "htb enforcement needs the network-namespace cluster (netns)".into(),
+        ));
+    }
     // Loopback: everything on 127.0.0.1 and this runtime. Netns: the coordinator on the
     // control bridge's address in the root namespace (daemons and clients reach it over their
     // unshaped control NIC); each host's daemon and client inside the host, their data on the
@@ -93,6 +119,7 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     let mut ccfg = CoordinatorConfig::new(token.clone(), cfg.scheduler);
     ccfg.options = cfg.options.clone();
     ccfg.tick = cfg.tick;
+    ccfg.tenant_local |= cfg.htb;
     let coordinator = coordinator::spawn(ccfg, SocketAddr::new(ip(None), 0))?;
     let caddr = coordinator.addr().to_string();
     let mut daemons: Vec<Running> = Vec::new();
@@ -100,6 +127,7 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
         let mut d = DaemonConfig::new(caddr.clone(), token.clone(), cfg.nic_bytes_per_s[h]);
         d.mem_limit_bytes = cfg.mem_limit_bytes;
         d.data_dir = cfg.data_dir.as_ref().map(|p| p.join(format!("host{h}")));
+        d.htb = cfg.htb.then(|| "eth0".to_string());
         let addr = SocketAddr::new(ip(Some(h)), 0);
         daemons.push(match &net {
             Some(n) => n.in_host(h, || daemon::spawn(d, addr))??,
@@ -128,7 +156,7 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
                 .map_err(|e| Error::Config(format!("connecting a client: {e}")))??,
         );
     }
-    let clairvoyant = build(cfg.scheduler, &cfg.options).clairvoyant();
+    let clairvoyant = build(cfg.scheduler, &cfg.options).clairvoyant() && !cfg.non_clairvoyant;
     let result = run(trace, Arc::new(clients), Arc::new(handles), clairvoyant).await;
     drop(runtimes);
     drop(daemons);

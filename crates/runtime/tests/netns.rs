@@ -253,6 +253,8 @@ fn replay_on_netns_moves_every_coflow_no_faster_than_tc_and_cleans_up() {
         mem_limit_bytes: 64 << 20,
         data_dir: None,
         tick: Some(Duration::from_millis(100)),
+        non_clairvoyant: false,
+        htb: false,
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let out = rt.block_on(replay(&trace, &cfg)).unwrap();

@@ -4,6 +4,7 @@
 //! scheduler never owns the clock, it is told the time and may ask to be called again.
 
 pub mod alloc;
+pub mod blind;
 pub mod clock;
 pub mod dag;
 mod machinery;

@@ -10,6 +10,7 @@
 mod cluster;
 mod error;
 mod host;
+pub mod htb;
 
 pub use cluster::{
     available, can_run, leftovers, run_pid, teardown_all, ClusterOptions, NetnsCluster, NsHost,

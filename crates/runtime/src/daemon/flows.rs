@@ -8,7 +8,23 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
+use coflowkit_testbed::htb::{minor_of, Class};
+
 use crate::proto::{FlowInfo, RateUpdate, TenantCaps};
+
+/// The htb classes of the caps pushed for this uplink.
+fn classes(caps: Option<&TenantCaps>) -> Vec<Class> {
+    caps.map_or_else(Vec::new, |caps| {
+        (caps.coflows.iter())
+            .map(|c| Class {
+                minor: minor_of(c.coflow),
+                guarantee: c.guarantee_bytes_per_s,
+                cap: c.cap_bytes_per_s,
+                weight: c.weight,
+            })
+            .collect()
+    })
+}
 
 pub struct Flow {
     pub info: FlowInfo,
@@ -39,6 +55,10 @@ struct Inner {
 pub struct Flows {
     nic_bytes_per_s: f64,
     inner: Mutex<Inner>,
+    /// With htb: where the caps go as kernel classes (daemon/mod.rs); the kernel then shares
+    /// the uplink among the capped coflows and this daemon paces their flows only at the
+    /// coordinator's rate (their downlink ceilings under `tenant_local`).
+    htb: Option<std::sync::mpsc::Sender<Vec<Class>>>,
 }
 
 impl Flows {
@@ -53,7 +73,13 @@ impl Flows {
                 round: 0,
                 tenant: None,
             }),
+            htb: None,
         }
+    }
+
+    /// Enforce caps as htb classes sent to `to` rather than by pacing.
+    pub fn enforce_with(&mut self, to: std::sync::mpsc::Sender<Vec<Class>>) {
+        self.htb = Some(to);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -102,6 +128,11 @@ impl Flows {
         }
         g.round = u.round;
         g.coordinated = true;
+        if let Some(to) = &self.htb {
+            if g.tenant != u.tenant {
+                let _ = to.send(classes(u.tenant.as_ref()));
+            }
+        }
         g.tenant = u.tenant.clone();
         for r in &u.rates {
             if let Some(f) = g.flows.get_mut(&r.flow) {
@@ -127,6 +158,8 @@ impl Flows {
         let share = self.nic_bytes_per_s / g.flows.len().max(1) as f64;
         let coordinated = g.coordinated;
         let paced = match (&g.tenant, coordinated) {
+            // The kernel shares the uplink; the coordinator's rates stand.
+            (Some(_), true) if self.htb.is_some() => None,
             (Some(caps), true) => {
                 let given: Vec<(u64, f64)> = (g.flows.values())
                     .map(|f| (f.info.coflow, f.assigned.unwrap_or(0.0)))

@@ -63,6 +63,11 @@ pub struct DaemonConfig {
     pub persist_all: bool,
     /// Connection limits and timeouts of the data port.
     pub limits: Limits,
+    /// Enforce the coflows' uplink reservations and caps (hug, drf, psp) with kernel htb
+    /// classes on this device instead of pacing them here (`coflowkit_testbed::htb`; the
+    /// emulated cluster's `eth0`, needs root). The coordinator should run `tenant_local`, so
+    /// that a capped flow's own rate is only its downlink ceiling.
+    pub htb: Option<String>,
 }
 
 impl DaemonConfig {
@@ -79,6 +84,7 @@ impl DaemonConfig {
             coordinator_tls: None,
             persist_all: false,
             limits: Limits::default(),
+            htb: None,
         }
     }
 
@@ -164,9 +170,13 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             );
         }
     }
+    let mut flows = Flows::new(cfg.nic_bytes_per_s);
+    if let Some(dev) = &cfg.htb {
+        flows.enforce_with(htb_enforcer(dev, cfg.nic_bytes_per_s)?);
+    }
     let d = Arc::new(Daemon {
         store,
-        flows: Flows::new(cfg.nic_bytes_per_s),
+        flows,
         link: Link::new(),
         stats: Arc::new(ListenStats::default()),
         swarms: swarm::Swarms::new(cfg.nic_bytes_per_s),
@@ -183,6 +193,7 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             }
         };
         let d = d.clone();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
         tokio::spawn(async move {
             let peer = peer.to_string();
             // The TLS handshake has its own deadline, the request its own (serve.rs).
@@ -192,9 +203,36 @@ pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
             };
             let idle = d.cfg.limits.idle;
             let stream = Guarded::new(stream, 0, idle, idle, d.stats.clone(), Some(permit));
-            serve::connection(d, Box::new(stream), peer).await
+            serve::connection(d, Box::new(stream), peer, fd).await
         });
     }
+}
+
+/// Make `dev`'s htb tree and start the thread that keeps its classes in step with the caps
+/// pushed (tc is a process per change; in the daemon's network namespace, which a thread
+/// started here inherits). The newest caps win over any queued.
+fn htb_enforcer(
+    dev: &str,
+    nic_bytes_per_s: f64,
+) -> Result<std::sync::mpsc::Sender<Vec<coflowkit_testbed::htb::Class>>> {
+    let mut htb = coflowkit_testbed::htb::Htb::new(dev, nic_bytes_per_s);
+    htb.setup()
+        .map_err(|e| Error::Config(format!("--htb {dev}: {e}")))?;
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<coflowkit_testbed::htb::Class>>();
+    std::thread::Builder::new()
+        .name("htb".into())
+        .spawn(move || {
+            while let Ok(mut wanted) = rx.recv() {
+                while let Ok(newer) = rx.try_recv() {
+                    wanted = newer;
+                }
+                if let Err(e) = htb.update(&wanted) {
+                    tracing::warn!("htb: {e}");
+                }
+            }
+        })
+        .map_err(|e| Error::io("starting the htb thread", e))?;
+    Ok(tx)
 }
 
 /// Start a daemon on its own runtime (see [`Running`]). An empty `advertise` becomes the bound

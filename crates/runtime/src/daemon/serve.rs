@@ -1,10 +1,12 @@
 //! The daemon's data plane: authenticated puts into the store and paced, checksummed gets out
 //! of it, one TCP (or TLS) connection per request.
 
+use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use coflowkit_testbed::htb;
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 
 use super::builder::{Builder, PushError};
@@ -21,7 +23,9 @@ const HANDSHAKE: Duration = Duration::from_secs(10);
 /// Longest data id accepted (bytes).
 const MAX_DATA_ID: usize = 512;
 
-pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String) {
+/// `fd` is the connection's socket (it outlives this function's use of it), to put a get in
+/// its coflow's htb class.
+pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String, fd: RawFd) {
     let (r, w) = tokio::io::split(sock);
     let mut r = BufReader::new(r);
     let mut w = BufWriter::with_capacity(2 * frame::BLOCK_BYTES, w);
@@ -44,7 +48,12 @@ pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String) {
             let (coflow, id) = (req.coflow, req.data_id);
             put(&d, coflow, id, p.size_hint, &mut r, &mut w, &mut buf).await
         }
-        Some(data_request::Op::Get(g)) => get(&d, req.coflow, req.data_id, g.dst, &mut w).await,
+        Some(data_request::Op::Get(g)) => {
+            if d.cfg.htb.is_some() {
+                set_priority(fd, htb::priority_of(htb::minor_of(req.coflow)));
+            }
+            get(&d, req.coflow, req.data_id, g.dst, &mut w).await
+        }
         // A broadcast's source host holds the object: served as a plain get.
         Some(data_request::Op::BroadcastGet(_))
             if d.store.get(req.coflow, &req.data_id).is_some() =>
@@ -62,6 +71,28 @@ pub async fn connection(d: Arc<Daemon>, sock: DataStream, peer: String) {
     };
     if let Err(e) = res {
         tracing::debug!(%peer, "connection ended: {e}");
+    }
+}
+
+/// `SO_PRIORITY`: htb puts the socket's packets in the class it names. A failure leaves
+/// them in the default class (logged).
+fn set_priority(fd: RawFd, priority: u32) {
+    let v = priority as libc::c_int;
+    // SAFETY: fd is an open socket for the connection's lifetime; the option is an int.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PRIORITY,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        tracing::warn!(
+            "SO_PRIORITY {priority:#x}: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
