@@ -7,8 +7,12 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_model::units::{parse_rate_bps, parse_size_bytes};
+use coflowkit_orchestra::itc::Policy;
 use coflowkit_orchestra::node::{run_node, NodeEnv};
-use coflowkit_orchestra::{run_broadcast, BroadcastConfig, Kill, Mechanism, Options, Racks};
+use coflowkit_orchestra::{
+    run_broadcast, BroadcastConfig, BroadcastResult, Kill, Mechanism, Options, Racks,
+};
+use coflowkit_runtime::broadcast_run::RuntimeBroadcastConfig;
 use coflowkit_simcmd::flag_range::timeout_s;
 
 #[derive(Args, Debug)]
@@ -69,6 +73,15 @@ pub struct BroadcastArgs {
     /// A run still going after this long fails (at most a day).
     #[arg(long, default_value_t = 600.0, value_parser = timeout_s())]
     pub timeout_s: f64,
+    /// Through the real system: a coordinator (Cornet's controller and the inter-transfer
+    /// controller), a daemon and a client per host; host 0 calls `client.broadcast`, the
+    /// others `client.get`. Runs cornet, cornet-topology and cornet-clustering.
+    #[arg(long, conflicts_with = "kill")]
+    pub runtime: bool,
+    /// With --runtime: the coordinator's inter-transfer controller (fifo, priority,
+    /// weighted-fair), which shares each NIC among the transfers running on it.
+    #[arg(long, value_name = "POLICY", requires = "runtime")]
+    pub itc: Option<String>,
     /// Run as one host of a broadcast (set by the launcher, with COFLOWKIT_RANK and
     /// COFLOWKIT_RENDEZVOUS).
     #[arg(long, hide = true)]
@@ -134,13 +147,17 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
     if cfg.mechanisms.is_empty() {
         bail!("--mechanism names no mechanism");
     }
-    let exe = std::env::current_exe().context("the current executable")?;
-    let node = move || {
-        let mut c = Command::new(&exe);
-        c.args(["broadcast", "--node"]);
-        c
+    let results = if a.runtime {
+        run_runtime(&cfg, a.itc.as_deref())?
+    } else {
+        let exe = std::env::current_exe().context("the current executable")?;
+        let node = move || {
+            let mut c = Command::new(&exe);
+            c.args(["broadcast", "--node"]);
+            c
+        };
+        run_broadcast(&cfg, &node)?
     };
-    let results = run_broadcast(&cfg, &node)?;
     outln!(
         "{:<18} {:>9} {:>10} {:>12} {:>10} {:>10} {:>8}  note",
         "mechanism",
@@ -185,4 +202,30 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
         bail!("broadcast failed for {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// `--runtime`: the same broadcasts through the coordinator, daemons and clients.
+fn run_runtime(cfg: &BroadcastConfig, itc: Option<&str>) -> Result<Vec<BroadcastResult>> {
+    let policy = itc
+        .map(|p| {
+            serde_json::from_value::<Policy>(serde_json::Value::String(p.trim().to_string()))
+                .map_err(|_| {
+                    anyhow::anyhow!("--itc `{p}`: expected fifo, weighted-fair or priority")
+                })
+        })
+        .transpose()?;
+    let rcfg = RuntimeBroadcastConfig {
+        receivers: cfg.receivers,
+        bytes: cfg.bytes,
+        mechanisms: cfg.mechanisms.clone(),
+        block_bytes: cfg.opts.block_bytes,
+        peer_set: cfg.opts.peer_set,
+        seed: cfg.seed,
+        rate_bps: cfg.rate_bps,
+        netns: cfg.netns,
+        racks: cfg.racks,
+        policy,
+        timeout_s: cfg.timeout_s,
+    };
+    Ok(coflowkit_runtime::broadcast_run::run(&rcfg)?)
 }

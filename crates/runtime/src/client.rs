@@ -97,6 +97,10 @@ pub struct CoflowOptions {
     pub non_clairvoyant: bool,
     pub weight: f64,
     pub name: String,
+    /// Its class under the coordinator's inter-transfer controller
+    /// (`CoordinatorConfig::broadcast_policy`), which shares each NIC between this coflow's
+    /// flows and the broadcasts: larger is more urgent (0 = the lowest).
+    pub priority: u32,
 }
 
 impl CoflowOptions {
@@ -157,6 +161,7 @@ impl Client {
                 clairvoyant: !opts.non_clairvoyant,
                 weight: opts.weight,
                 name: opts.name,
+                priority: opts.priority,
             })
             .await
             .map_err(|s| Error::rpc(&self.cfg.coordinator, s))?;

@@ -16,6 +16,7 @@
 //! See docs/runtime.md for the architecture and the decisions.
 
 pub mod auth;
+pub mod broadcast_run;
 pub mod client;
 pub mod coordinator;
 pub mod daemon;

@@ -165,7 +165,7 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     result
 }
 
-async fn wait_connected(addr: &str, token: &Token, n: usize) -> Result<()> {
+pub(crate) async fn wait_connected(addr: &str, token: &Token, n: usize) -> Result<()> {
     let mut c = rpc::connect(addr, token).await?;
     for _ in 0..400 {
         let s = c

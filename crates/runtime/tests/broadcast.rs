@@ -239,3 +239,135 @@ async fn concurrent_broadcasts_follow_the_inter_transfer_policy() {
         eprintln!("{policy:?}: batch done at {b:.2} s, ad hoc at {a:.2} s");
     }
 }
+
+/// One inter-transfer controller over a shuffle and a broadcast (Orchestra's ITC, spec §2.0):
+/// the coordinator shares each NIC between a coflow's flows (the shuffle: host 0 to hosts 1
+/// and 2, 6 MiB each) and a broadcast (host 0 to hosts 1 and 2, 16 MiB), which share host 0's
+/// uplink and the receivers' downlinks. The second transfer starts 0.3 s after the first. The
+/// shuffle's share is measured in bytes: what its flows moved (the coordinator's per-flow
+/// counts) over what the NICs could carry in a window where both run, after the controller
+/// had a tick to decide. Its pacing rate is the controller's decision, not a race: a high-
+/// priority shuffle gets the whole NIC, a batch one beside a high-priority broadcast almost
+/// nothing, and under weighted fair sharing with equal weights half.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shuffle_and_a_broadcast_share_the_nics_as_the_controller_decides() {
+    use coflowkit_orchestra::itc::Policy;
+    use coflowkit_runtime::CoordinatorConfig;
+    const NIC: f64 = 8e6;
+    const SHUFFLE: usize = 6 << 20;
+    const BCAST: usize = 16 << 20;
+    // (policy, shuffle's priority, broadcast's priority, shuffle first, share range)
+    let cases = [
+        (Policy::Priority, 1, 0, false, (0.8, 1.05)),
+        (Policy::Priority, 0, 1, true, (0.0, 0.05)),
+        (Policy::WeightedFair, 0, 0, false, (0.35, 0.65)),
+    ];
+    for (policy, sp, bp, shuffle_first, (lo, hi)) in cases {
+        let mut config = CoordinatorConfig::new(common::token(), SchedulerKind::Fair);
+        config.broadcast_policy = Some(policy);
+        let cluster = Cluster::start_configured(config, &[NIC; 3], |_| {});
+        cluster.ready().await;
+        let sender = cluster.client(0).await;
+        let bdata = std::sync::Arc::new(bytes(31, BCAST));
+        let sdata = std::sync::Arc::new(bytes(32, SHUFFLE));
+        let shuffle = sender
+            .register(CoflowOptions {
+                priority: sp,
+                ..CoflowOptions::flows(2)
+            })
+            .await
+            .unwrap();
+        sender.put(shuffle, "s", &sdata).await.unwrap();
+        let bc = sender.register(CoflowOptions::default()).await.unwrap();
+        let t0 = tokio::time::Instant::now();
+        let mut tasks = Vec::new();
+        let mut starts = [0.0f64; 2]; // shuffle, broadcast
+        for step in 0..2 {
+            let is_shuffle = (step == 0) == shuffle_first;
+            if step == 1 {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            starts[usize::from(!is_shuffle)] = t0.elapsed().as_secs_f64();
+            if !is_shuffle {
+                let opts = BroadcastOptions {
+                    block_bytes: 256 << 10,
+                    priority: bp,
+                    ..Default::default()
+                };
+                sender.broadcast_with(bc, "b", &bdata, opts).await.unwrap();
+            }
+            for i in 1..=2 {
+                let r = cluster.client(i).await;
+                let (c, id, want) = match is_shuffle {
+                    true => (shuffle, "s", sdata.clone()),
+                    false => (bc, "b", bdata.clone()),
+                };
+                tasks.push(tokio::spawn(async move {
+                    let got = r.get(c, id).await.unwrap();
+                    assert!(got == *want, "{id} at host {i}: not the data");
+                    (is_shuffle, t0.elapsed().as_secs_f64())
+                }));
+            }
+        }
+        // Sample the shuffle's bytes (the coordinator's count of its flows) until both end.
+        let mut status = coflowkit_runtime::rpc::connect(
+            &cluster.coordinator_addr.to_string(),
+            &common::token(),
+        )
+        .await
+        .unwrap();
+        let mut samples: Vec<(f64, u64)> = Vec::new();
+        while tasks.iter().any(|t| !t.is_finished()) {
+            let s = status
+                .status(coflowkit_runtime::proto::Empty {})
+                .await
+                .unwrap()
+                .into_inner();
+            let sent = (s.coflows.iter())
+                .find(|c| c.id == shuffle)
+                .map_or(0, |c| c.sent_bytes);
+            samples.push((t0.elapsed().as_secs_f64(), sent));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut ends = [0.0f64; 2];
+        for t in tasks {
+            let (is_shuffle, at) = tokio::time::timeout(Duration::from_secs(60), t)
+                .await
+                .expect("finished in time")
+                .unwrap();
+            let e = &mut ends[usize::from(!is_shuffle)];
+            *e = e.max(at);
+        }
+        // Both run from the later start until the earlier end; the shuffle's share changes
+        // within a tick (0.1 s) of the later one's start (a broadcast counts from its
+        // receivers' first ask, at their gets).
+        let from = starts[0].max(starts[1]) + 0.4;
+        let to = ends[0].min(ends[1]) - 0.1;
+        assert!(
+            to - from > 0.4,
+            "{policy:?}: overlap too short to measure ({from:.2}-{to:.2} s; ends {ends:?})"
+        );
+        let at = |t: f64| {
+            let i = samples.partition_point(|s| s.0 < t).min(samples.len() - 1);
+            samples[i]
+        };
+        let (a, b) = (at(from), at(to));
+        let share = (b.1 - a.1) as f64 / (NIC * (b.0 - a.0));
+        eprintln!(
+            "{policy:?} shuffle priority {sp}, broadcast {bp}: shuffle share {share:.3} \
+             ({:.2}-{:.2} s); shuffle done at {:.2} s, broadcast at {:.2} s",
+            a.0, b.0, ends[0], ends[1]
+        );
+        assert!(
+            (lo..=hi).contains(&share),
+            "{policy:?}: the shuffle's share of the NIC {share:.3}, expected {lo}-{hi}"
+        );
+        // The more urgent transfer finishes first.
+        if sp > bp {
+            assert!(ends[0] < ends[1], "{policy:?}: ends {ends:?}");
+        } else if bp > sp {
+            assert!(ends[1] < ends[0], "{policy:?}: ends {ends:?}");
+        }
+        drop(cluster);
+    }
+}

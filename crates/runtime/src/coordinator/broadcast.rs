@@ -59,8 +59,19 @@ pub struct Broadcasts {
     /// Block transfers between receivers of past and running broadcasts:
     /// (from daemon, to daemon, seconds).
     history: VecDeque<(String, String, f64)>,
-    /// The inter-transfer controller across broadcasts (None: none).
+    /// The inter-transfer controller across broadcasts and shuffles (None: none).
     policy: Option<Policy>,
+    /// The shuffles running beside the broadcasts (coflow, class), as the brain last saw them.
+    shuffles: Vec<(u64, itc::Transfer)>,
+    /// A coflow's class under the ITC (`RegisterCoflowRequest.priority`), for its shuffle.
+    priorities: HashMap<u64, u32>,
+}
+
+/// One transfer the ITC shares the NICs among: a broadcast or a shuffle (a coflow's flows).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Broadcast(u64, String),
+    Shuffle(u64),
 }
 
 /// A broadcast's weighted fair share as requested: 0 means 1; negative or not finite is
@@ -108,23 +119,15 @@ impl Broadcasts {
         }
     }
 
-    /// The ITC's share of a receiver's NIC for broadcast `key` among those still running
-    /// (None: no ITC). A held broadcast (share 0) is not stalled: its clock is kept moving.
+    /// The ITC's share of a receiver's NIC for broadcast `key` among the broadcasts still
+    /// running and the shuffles beside them (None: no ITC). A held broadcast (share 0) is not
+    /// stalled: its clock is kept moving.
     fn share(&mut self, key: &(u64, String), now_s: f64) -> Option<f64> {
-        let policy = self.policy?;
-        let mut running: Vec<(&(u64, String), &itc::Transfer)> = self
-            .map
+        let (keys, shares) = self.itc_shares(now_s)?;
+        let me = Key::Broadcast(key.0, key.1.clone());
+        let share = keys
             .iter()
-            .filter(|(_, b)| b.ctl.verdict(now_s, STALL_S) == Verdict::Running)
-            .map(|(k, b)| (k, &b.class))
-            .collect();
-        // A stable order: the shares do not depend on the map's.
-        running.sort_by(|a, b| a.0.cmp(b.0));
-        let classes: Vec<&itc::Transfer> = running.iter().map(|r| r.1).collect();
-        let shares = itc::shares(policy, &classes);
-        let share = running
-            .iter()
-            .position(|r| r.0 == key)
+            .position(|k| *k == me)
             .map_or(1.0, |i| shares[i]);
         if share <= 0.0 {
             if let Some(b) = self.map.get_mut(key) {
@@ -132,6 +135,56 @@ impl Broadcasts {
             }
         }
         Some(share)
+    }
+
+    /// Every running transfer and its share under the policy (None: no ITC).
+    fn itc_shares(&self, now_s: f64) -> Option<(Vec<Key>, Vec<f64>)> {
+        let policy = self.policy?;
+        let mut running: Vec<(Key, &itc::Transfer)> = (self.map.iter())
+            .filter(|(_, b)| b.ctl.verdict(now_s, STALL_S) == Verdict::Running)
+            .map(|(k, b)| (Key::Broadcast(k.0, k.1.clone()), &b.class))
+            .chain(self.shuffles.iter().map(|(c, t)| (Key::Shuffle(*c), t)))
+            .collect();
+        // A stable order: the shares do not depend on the map's.
+        running.sort_by(|a, b| a.0.cmp(&b.0));
+        let classes: Vec<&itc::Transfer> = running.iter().map(|r| r.1).collect();
+        let shares = itc::shares(policy, &classes);
+        Some((running.into_iter().map(|r| r.0).collect(), shares))
+    }
+
+    /// The brain's view of the shuffles (coflows with flows running, their classes without
+    /// the priority, which is filled in here); returns their share of every NIC beside the
+    /// running broadcasts, which the coflow scheduler divides among them (1: no ITC, or no
+    /// broadcast running).
+    pub fn shuffle_share(&mut self, shuffles: Vec<(u64, itc::Transfer)>, now_s: f64) -> f64 {
+        self.shuffles = shuffles;
+        for (c, t) in &mut self.shuffles {
+            t.priority = self.priorities.get(c).copied().unwrap_or(0);
+        }
+        let Some((keys, shares)) = self.itc_shares(now_s) else {
+            return 1.0;
+        };
+        if !keys.iter().any(|k| matches!(k, Key::Broadcast(..))) {
+            return 1.0;
+        }
+        (keys.iter().zip(&shares))
+            .filter(|(k, _)| matches!(k, Key::Shuffle(_)))
+            .map(|(_, s)| s)
+            .sum()
+    }
+
+    /// Coflow `coflow`'s class under the ITC for its shuffle (larger is more urgent).
+    pub fn set_priority(&mut self, coflow: u64, priority: u32) {
+        if priority == 0 {
+            self.priorities.remove(&coflow);
+        } else {
+            self.priorities.insert(coflow, priority);
+        }
+    }
+
+    /// Whether an ITC runs (the brain then computes the shuffles' share).
+    pub fn has_policy(&self) -> bool {
+        self.policy.is_some()
     }
 
     /// Racks learned from the transfer history (CornetClustering): daemon -> rack. Daemons
@@ -365,6 +418,8 @@ impl Broadcasts {
     /// The coflow is unregistered: its broadcasts end.
     pub fn forget_coflow(&mut self, coflow: u64) {
         self.map.retain(|(c, _), _| *c != coflow);
+        self.priorities.remove(&coflow);
+        self.shuffles.retain(|(c, _)| *c != coflow);
     }
 
     /// Each joined receiver's completion time, seconds since the coordinator started (None:
@@ -483,6 +538,51 @@ mod tests {
         assert_eq!(weight(0.0), Ok(1.0));
         assert!(matches!(weight(-1.0), Err(Refused::Invalid(w)) if w.contains("weight -1")));
         assert!(weight(f64::NAN).is_err());
+    }
+
+    /// One ITC over broadcasts and shuffles: the shuffles' share of every NIC beside a
+    /// running broadcast under each policy, and the broadcast's share beside them.
+    #[test]
+    fn shuffles_and_broadcasts_share_under_one_controller() {
+        let all = |_: &str| true;
+        let shuffle = |arrival_s, weight| itc::Transfer {
+            arrival_s,
+            bytes: 1e6,
+            priority: 0,
+            weight,
+        };
+        let run = |policy, bcast_priority, shuffle_priority| {
+            let mut b = Broadcasts::default().with_policy(Some(policy));
+            b.start(7, "x", "s:1", 1000, 4, D, 0, "").unwrap();
+            b.classify(7, "x", 1.0, bcast_priority, 1.0);
+            b.set_priority(9, shuffle_priority);
+            b
+        };
+        // No broadcast running yet (none of its receivers asked): the shuffles have it all.
+        let mut b = run(Policy::Priority, 1, 0);
+        assert_eq!(b.shuffle_share(vec![(9, shuffle(0.0, 1.0))], 2.0), 1.0);
+        // (policy, broadcast's priority, shuffle's, shuffle's weight) -> (shuffle, broadcast)
+        for (policy, bp, sp, w, want) in [
+            (Policy::Priority, 1, 0, 1.0, (0.0, 1.0)),
+            (Policy::Priority, 0, 2, 1.0, (1.0, 0.0)),
+            (Policy::Fifo, 0, 0, 1.0, (1.0, 0.0)),
+            (Policy::WeightedFair, 0, 0, 3.0, (0.75, 0.25)),
+        ] {
+            let mut b = run(policy, bp, sp);
+            b.peers(2.0, &ask("a:1"), all).unwrap();
+            let s = b.shuffle_share(vec![(9, shuffle(0.0, w))], 2.0);
+            let r = b.peers(2.0, &ask("a:1"), all).unwrap();
+            assert_eq!((s, r.share), want, "{policy:?}");
+        }
+        // The coflow unregistered: its shuffle and class are gone.
+        let mut b = run(Policy::Priority, 0, 2);
+        b.peers(2.0, &ask("a:1"), all).unwrap();
+        b.shuffle_share(vec![(9, shuffle(0.0, 1.0))], 2.0);
+        b.forget_coflow(9);
+        assert_eq!(b.peers(2.0, &ask("a:1"), all).unwrap().share, 1.0);
+        // Without a policy the shuffles keep every NIC.
+        let mut plain = Broadcasts::default();
+        assert_eq!(plain.shuffle_share(vec![(9, shuffle(0.0, 1.0))], 2.0), 1.0);
     }
 
     #[test]

@@ -183,10 +183,16 @@ async fn serve_on(
                     false
                 }
             };
+            // The inter-transfer controller: the shuffles' share of every NIC beside the
+            // broadcasts (the locks one after the other, never nested).
+            let link_share = itc_link_share(&brain);
             // A round is CPU work of up to a second (bounded by `registry`): off the runtime's
             // worker, so connections (keepalives, other requests' decoding) are served meanwhile.
             let updates = off_worker(|| {
                 let mut s = brain.state.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(share) = link_share {
+                    s.set_link_share(share);
+                }
                 // The safety-net tick has nothing to do while no flow runs.
                 if timed_out && s.idle() && wake_s.is_none() {
                     last = Instant::now();
@@ -256,6 +262,17 @@ async fn serve_on(
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| Error::Config(format!("coordinator server: {e}")))
+}
+
+/// The shuffles' share of every NIC under the inter-transfer controller, beside the running
+/// broadcasts (None: no ITC configured).
+fn itc_link_share(shared: &Shared) -> Option<f64> {
+    if !shared.broadcasts().has_policy() {
+        return None;
+    }
+    let now = shared.now_s();
+    let shuffles = (shared.state.lock().unwrap_or_else(|p| p.into_inner())).running_transfers();
+    Some(shared.broadcasts().shuffle_share(shuffles, now))
 }
 
 /// Sweeps for daemons disconnected for `after` (a quarter of it apart, at most 10 s), forgets

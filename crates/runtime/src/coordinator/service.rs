@@ -75,7 +75,7 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn broadcasts(&self) -> std::sync::MutexGuard<'_, super::broadcast::Broadcasts> {
+    pub(super) fn broadcasts(&self) -> std::sync::MutexGuard<'_, super::broadcast::Broadcasts> {
         self.broadcasts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -179,6 +179,7 @@ impl Coordinator for Service {
             s.hide_sizes(id);
         }
         drop(s);
+        self.0.broadcasts().set_priority(id, r.priority);
         self.0.changed();
         tracing::info!(coflow = id, "registered");
         Ok(Response::new(RegisterCoflowReply { coflow: id }))

@@ -13,6 +13,7 @@ mod limits;
 mod records;
 mod snapshot;
 
+use coflowkit_orchestra::itc;
 use coflowkit_sched::{DagError, DagPos};
 
 use crate::proto::{FlowInfo, StoredObject};
@@ -22,6 +23,10 @@ pub use limits::{Full, Limit, RegistryLimits};
 use records::Records;
 pub use records::{CoflowFlows, CoflowRec, Daemon, FlowKey, FlowRec};
 use snapshot::Last;
+
+/// A held shuffle's share of a NIC: a sliver rather than zero, so no policy divides by a
+/// capacity of 0 (4 KB/s of a 4 MB/s NIC).
+pub const MIN_LINK_SHARE: f64 = 1e-3;
 
 pub struct State {
     rec: Records,
@@ -91,6 +96,44 @@ impl State {
     /// The fabric the scheduler sees: one port per daemon ever registered, then the outside.
     pub fn fabric(&self) -> coflowkit_model::Fabric {
         self.rec.fabric()
+    }
+
+    /// The shuffles as the inter-transfer controller sees them: every coflow with a flow
+    /// running, its class (arrival: when it became READY, as the scheduler sees it; bytes left;
+    /// weight; priority 0, which the ITC's own records fill in).
+    pub fn running_transfers(&self) -> Vec<(u64, itc::Transfer)> {
+        (self.rec.coflows.values())
+            .filter(|c| c.flows.running() > 0)
+            .map(|c| {
+                let left: f64 = (c.flows.iter())
+                    .filter_map(|k| self.rec.flows.get(k))
+                    .filter(|f| !f.done)
+                    .map(|f| (f.size_bytes - f.sent_bytes).max(0.0))
+                    .sum();
+                let t = itc::Transfer {
+                    arrival_s: c.arrival_s,
+                    bytes: left,
+                    priority: 0,
+                    weight: if c.weight > 0.0 { c.weight } else { 1.0 },
+                };
+                (c.id, t)
+            })
+            .collect()
+    }
+
+    /// The ITC's share of every NIC for the shuffles (clamped to [MIN_LINK_SHARE, 1]); a
+    /// change makes the next round a full one.
+    pub fn set_link_share(&mut self, share: f64) {
+        let share = share.clamp(MIN_LINK_SHARE, 1.0);
+        if (share - self.rec.link_share).abs() > 1e-9 {
+            self.rec.link_share = share;
+            self.rec.dirty.major = true;
+        }
+    }
+
+    /// See [`State::set_link_share`].
+    pub fn link_share(&self) -> f64 {
+        self.rec.link_share
     }
 
     /// The coflow is gone: its flows and objects are forgotten, daemons told.
@@ -243,7 +286,7 @@ pub fn first_coflow_id(unix_ms: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::proto::RateUpdate;
-    use coflowkit_sched::{build, SchedOptions, SchedulerKind};
+    use coflowkit_sched::{build, SchedOptions, Scheduler, SchedulerKind};
 
     fn flow(flow: u64, coflow: u64, dst: &str, size: u64) -> FlowInfo {
         FlowInfo {
@@ -255,6 +298,47 @@ mod tests {
             sent_bytes: 0,
             size_pending: false,
         }
+    }
+
+    /// The ITC's share for the shuffles scales every NIC the scheduler sees (a held shuffle
+    /// keeps a sliver); the running coflows are its transfers, with the bytes they have left.
+    #[test]
+    fn the_link_share_scales_the_nics_the_scheduler_divides() {
+        let mut s = State::new(1);
+        let a = s.register_daemon(0.0, "a:1", 100.0, &[], &[]);
+        let b = s.register_daemon(0.0, "b:1", 100.0, &[], &[]);
+        s.set_connected(a, true);
+        s.set_connected(b, true);
+        let c = s
+            .register_coflow(1.5, "c".into(), 1, None, 2.0, vec![])
+            .unwrap();
+        s.register_coflow(0.0, "idle".into(), 1, None, 1.0, vec![])
+            .unwrap();
+        // It arrives when READY (its hinted gets started), as for the scheduler.
+        s.start_flow(2.5, a, &flow(1, c, "b:1", 10_000));
+        let t = s.running_transfers();
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].0, t[0].1.arrival_s, t[0].1.bytes, t[0].1.weight),
+            (c, 2.5, 1e4, 2.0)
+        );
+        let mut fair = build(SchedulerKind::Fair, &SchedOptions::default());
+        let rate = |s: &mut State, fair: &mut dyn Scheduler| {
+            let (_, ups) = s.decide(fair, 0.0);
+            ups[a]
+                .rates
+                .iter()
+                .find(|r| r.flow == 1)
+                .unwrap()
+                .bytes_per_s
+        };
+        assert!((rate(&mut s, fair.as_mut()) - 100.0).abs() < 1e-9);
+        s.set_link_share(0.25);
+        assert_eq!(s.fabric().up_bytes_per_s[a], 25.0);
+        assert!((rate(&mut s, fair.as_mut()) - 25.0).abs() < 1e-9);
+        s.set_link_share(0.0);
+        assert_eq!(s.link_share(), MIN_LINK_SHARE);
+        assert!(rate(&mut s, fair.as_mut()) <= 100.0 * MIN_LINK_SHARE + 1e-9);
     }
 
     /// Two daemons at 100 B/s; a small and a large coflow from A to B. Varys (SEBF) gives the

@@ -162,6 +162,10 @@ pub(super) struct Records {
     /// of coflows no longer active. Grows with the coflows registered (a child may name a
     /// parent long unregistered).
     pub(super) dags: DagIds,
+    /// The inter-transfer controller's share of every NIC left to the shuffles (coflows'
+    /// flows) beside the broadcasts: the scheduler sees each daemon's NIC times it. 1 without
+    /// an ITC or a running broadcast.
+    pub(super) link_share: f64,
 }
 
 impl Records {
@@ -178,6 +182,7 @@ impl Records {
             next_coflow: first_coflow_id,
             dirty: Dirty::default(),
             dags: DagIds::new(),
+            link_share: 1.0,
         }
     }
 
@@ -543,11 +548,9 @@ impl Records {
     /// The fabric the scheduler sees: one port per daemon (its NIC each way) and, last, an
     /// "outside" port for receivers that are not daemon hosts, as fast as all NICs together.
     pub(super) fn fabric(&self) -> Fabric {
-        let mut up: Vec<f64> = self.daemons.iter().map(|d| d.nic_bytes_per_s).collect();
-        let live: f64 = (self.daemons.iter())
-            .filter(|d| !d.gone)
-            .map(|d| d.nic_bytes_per_s)
-            .sum();
+        let nic = |d: &Daemon| d.nic_bytes_per_s * self.link_share;
+        let mut up: Vec<f64> = self.daemons.iter().map(nic).collect();
+        let live: f64 = (self.daemons.iter()).filter(|d| !d.gone).map(nic).sum();
         up.push(live.max(1.0));
         Fabric {
             down_bytes_per_s: up.clone(),
