@@ -141,8 +141,31 @@ def load_results(paths: PathLike | Iterable[PathLike]) -> Results:
         files = [os.fspath(p) for p in paths]
     if not files:
         raise FileNotFoundError(f"no result files match {paths!r}")
-    docs = []
-    for f in files:
-        with open(f) as fh:
-            docs.append(json.load(fh))
+    docs = [_read_doc(f) for f in files]
     return Results(docs, sources=files)
+
+
+# Largest results file read (bytes): `sim --json` of the bundled trace under every scheduler
+# is a few MB; /dev/zero used to be read until MemoryError.
+MAX_RESULTS_BYTES = 1 << 30
+
+
+def _read_doc(f: str) -> Any:
+    """One `--json` document, read with a bound; errors name the file."""
+    import stat
+
+    from ._native import CoflowkitError
+
+    mode = os.stat(f).st_mode
+    if stat.S_ISDIR(mode):
+        raise CoflowkitError(f"{f}: a directory, not a results file")
+    if stat.S_ISCHR(mode):
+        raise CoflowkitError(f"{f}: a character device, not a results file (it would never end)")
+    with open(f, "rb") as fh:
+        data = fh.read(MAX_RESULTS_BYTES + 1)
+    if len(data) > MAX_RESULTS_BYTES:
+        raise CoflowkitError(f"{f}: larger than the limit of {MAX_RESULTS_BYTES} bytes for a results file")
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CoflowkitError(f"{f}: not a JSON document of `coflowkit sim --json`: {e}") from e

@@ -204,7 +204,9 @@ pub fn parse_trace(
 ) -> PyResult<PyTrace> {
     let t = py
         .allow_threads(|| {
-            trace::parse_str_with(&text, &name, &ReadOptions::with_max_flows(max_flows))
+            // Messages quote the name bounded (a 10 MB name was echoed whole).
+            let shown = coflowkit_model::echo::echo(&name);
+            trace::parse_str_with(&text, &shown, &ReadOptions::with_max_flows(max_flows))
         })
         .map_err(|e| py_err(e.into()))?;
     Ok(PyTrace::new(t, name))

@@ -109,6 +109,33 @@ def test_files_and_load_results(small, tmp_path):
     assert both.summary["source"].nunique() == 2
 
 
+def test_load_results_bounds_and_names_the_file(tmp_path, monkeypatch):
+    # /dev/zero used to be read until MemoryError; /dev/null and text gave a JSONDecodeError
+    # without the file's name.
+    with pytest.raises(ck.CoflowkitError, match="/dev/zero: a character device"):
+        ck.load_results("/dev/zero")
+    with pytest.raises(ck.CoflowkitError, match="/dev/null: a character device"):
+        ck.load_results("/dev/null")
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    with pytest.raises(ck.CoflowkitError, match="bad.json: not a JSON document"):
+        ck.load_results(bad)
+    import coflowkit._results as r
+    monkeypatch.setattr(r, "MAX_RESULTS_BYTES", 4)
+    big = tmp_path / "big.json"
+    big.write_text('{"a": 1}')
+    with pytest.raises(ck.CoflowkitError, match="big.json: larger than the limit of 4 bytes"):
+        ck.load_results(big)
+
+
+def test_parse_trace_quotes_a_long_name_bounded():
+    name = "n" * 10_000_000
+    with pytest.raises(ck.CoflowkitError) as e:
+        ck.trace.parse_trace("x", name=name)
+    msg = str(e.value)
+    assert len(msg) < 1000 and "(10000000 bytes)" in msg, msg[:300]
+
+
 def test_plot_cdf(small):
     res = ck.sim(small, schedulers="varys,fifo", baseline="varys")
     fig = res.plot_cdf()

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use coflowkit_model::echo::echo;
 use coflowkit_model::units::{parse_rate_bps, parse_size_bytes};
 use coflowkit_orchestra::itc::Policy;
 use coflowkit_orchestra::node::{run_node, NodeEnv};
@@ -46,16 +47,16 @@ pub struct BroadcastArgs {
     /// BitTorrent's chunk size (thesis: up to 256 KB).
     #[arg(long, default_value = "256k")]
     pub chunk_size: String,
-    /// Cornet's receive and send slots per host (thesis: 8 and 12).
-    #[arg(long, default_value_t = 8)]
+    /// Cornet's receive and send slots per host (thesis: 8 and 12; at least 1).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     pub receive_slots: u32,
-    #[arg(long, default_value_t = 12)]
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..))]
     pub send_slots: u32,
-    /// Peers the controller hands a Cornet receiver per request (every second).
-    #[arg(long, default_value_t = 10)]
+    /// Peers the controller hands a Cornet receiver per request (every second; at least 1).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub peer_set: u32,
-    /// Racks (receivers split evenly in order, the source in the middle one).
-    #[arg(long, default_value_t = 1)]
+    /// Racks (receivers split evenly in order, the source in the middle one): 1 to the hosts.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=253))]
     pub racks: u32,
     /// Each rack's link to the core (bits per second), with --netns and --racks.
     #[arg(long, value_name = "RATE")]
@@ -88,6 +89,26 @@ pub struct BroadcastArgs {
     pub node: bool,
 }
 
+/// Bytes a host holds per byte broadcast: the source keeps the data it made and its blocks
+/// (peak RSS 2.0 x the bytes, `broadcast --local 2 --bytes 64m|256m|1g`, debug build: 148 MB,
+/// 542 MB, 2.1 GB), a receiver its blocks and those in flight; 3 leaves room for either.
+const HOLD_PER_BYTE: u64 = 3;
+
+/// Refuse `--bytes` that the hosts (one process each, all on this machine) could not hold,
+/// naming the estimate (`--bytes 100g` aborted every host on allocation).
+fn check_memory(bytes: u64, hosts: u32) -> Result<()> {
+    coflowkit_simcmd::sim_memory::fits_ranks(bytes.saturating_mul(HOLD_PER_BYTE), hosts.into())
+        .map_err(|short| {
+            anyhow::anyhow!(
+                "--bytes {bytes} to {} receivers would need {} (about {HOLD_PER_BYTE} bytes a \
+                 byte in each of the {hosts} host processes): broadcast fewer bytes or to fewer \
+                 receivers, or raise the limit",
+                hosts - 1,
+                short.describe()
+            )
+        })
+}
+
 pub fn run(a: BroadcastArgs) -> Result<()> {
     if a.node {
         let env =
@@ -108,9 +129,9 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
         block_bytes: unit(&a.block_size, "--block-size")?,
         pipe_bytes: unit(&a.pipe_size, "--pipe-size")?,
         chunk_bytes: unit(&a.chunk_size, "--chunk-size")?,
-        receive_slots: a.receive_slots.max(1),
-        send_slots: a.send_slots.max(1),
-        peer_set: a.peer_set.max(1),
+        receive_slots: a.receive_slots,
+        send_slots: a.send_slots,
+        peer_set: a.peer_set,
         ..Options::default()
     };
     let rate_bps = a
@@ -125,9 +146,6 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
         .map(parse_rate_bps)
         .transpose()
         .context("--core-rate")?;
-    if a.racks == 0 {
-        bail!("--racks must be at least 1");
-    }
     let cfg = BroadcastConfig {
         receivers: a.local.unwrap_or(1),
         bytes: size(&a.bytes, "--bytes")?,
@@ -147,6 +165,22 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
     if cfg.mechanisms.is_empty() {
         bail!("--mechanism names no mechanism");
     }
+    let hosts = cfg.receivers + 1;
+    if let Some(k) = &cfg.kill {
+        if k.host >= hosts {
+            bail!(
+                "--kill {}: host {} does not exist: the hosts are 0 (the source) to {} (--local {})",
+                a.kill.as_deref().map(echo).unwrap_or_default(),
+                k.host,
+                cfg.receivers,
+                cfg.receivers
+            );
+        }
+    }
+    if a.racks > hosts {
+        bail!("--racks {}: more racks than the {hosts} hosts", a.racks);
+    }
+    check_memory(cfg.bytes, hosts)?;
     let results = if a.runtime {
         run_runtime(&cfg, a.itc.as_deref())?
     } else {

@@ -237,6 +237,11 @@ fn subs(dir: &Path) -> Vec<Sub> {
             &["--nodes", "4", "--decisions", "3", "--max-seconds", "0.1"],
         ),
         s(&["shuffle", "gen"], &["--nodes", "4", "--output", "m2.txt"]),
+        // The sort generator's own flags (--keys-factor 2^64 - 1 panicked only under it).
+        s(
+            &["shuffle", "gen"],
+            &["--nodes", "4", "--generator", "sort", "--output", "m3.txt"],
+        ),
         s(&["shuffle", "stats", &matrix], &[]),
         s(&["shuffle", "sim"], &["--nodes", "4"]),
         s(
@@ -401,6 +406,23 @@ fn server_subs(dir: &Path) -> Vec<Sub> {
             &[
                 "--op",
                 "barrier",
+                "--iters",
+                "1",
+                "--warmup",
+                "0",
+                "--timeout-s",
+                "10",
+            ],
+        ),
+        // Every operation, so that --bytes is used (under `--op barrier` it is not: 2^64 - 1
+        // panicked in the ranks only with a message to send).
+        s(
+            &["collective", "bench"],
+            &[
+                "--op",
+                "bcast,gather,allgather,alltoallv",
+                "--bytes",
+                "100",
                 "--iters",
                 "1",
                 "--warmup",

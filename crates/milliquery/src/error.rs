@@ -19,6 +19,13 @@ pub enum QueryError {
         rank: usize,
         ranks: usize,
     },
+    #[error("{path}: {what}, not a tablet file (rank {rank} of {ranks})")]
+    NotATablet {
+        path: PathBuf,
+        what: &'static str,
+        rank: usize,
+        ranks: usize,
+    },
     #[error("{dir}: the tablets are for {tablets} ranks, but {ranks} ranks are running")]
     RankMismatch {
         dir: PathBuf,

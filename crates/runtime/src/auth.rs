@@ -39,13 +39,11 @@ impl Token {
     /// Reads a few KB at most: a token file is small, and a huge or endless one (a wrong path
     /// such as /dev/zero) is refused without reading it all.
     pub fn from_file(path: &Path) -> Result<Token> {
-        use std::io::Read;
         const MOST: u64 = 4096;
         let io = |e| Error::io(format!("reading token file {}", path.display()), e);
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MOST + 1).read_to_end(&mut bytes))
-            .map_err(io)?;
+        // Bounded in time as well: a FIFO with no writer blocked the start for ever.
+        let bytes =
+            crate::small_file::read_small(path, MOST, crate::small_file::WAIT).map_err(io)?;
         let bad = |why: &str| Error::Config(format!("token file {}: {why}", path.display()));
         if bytes.len() as u64 > MOST {
             return Err(bad(&format!("longer than {MOST} bytes")));

@@ -29,6 +29,7 @@ pub mod proto;
 pub mod replay;
 pub mod rpc;
 mod running;
+pub mod small_file;
 pub mod tls;
 
 pub use auth::{Token, PROTOCOL_VERSION};

@@ -186,12 +186,9 @@ fn host_of(addr: &str) -> String {
 pub const MAX_PEM_FILE_BYTES: u64 = 16 << 20;
 
 fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
     let ctx = || format!("reading {what} file {}", path.display());
-    let f = std::fs::File::open(path).map_err(|e| Error::io(ctx(), e))?;
-    let mut bytes = Vec::new();
-    f.take(MAX_PEM_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
+    // Bounded in time as well as size: a FIFO with no writer blocked the start for ever.
+    let bytes = crate::small_file::read_small(path, MAX_PEM_FILE_BYTES, crate::small_file::WAIT)
         .map_err(|e| Error::io(ctx(), e))?;
     if bytes.len() as u64 > MAX_PEM_FILE_BYTES {
         return Err(Error::io(

@@ -158,8 +158,10 @@ pub struct SchedArgs {
     #[arg(long)]
     pub saath_no_work_conservation: bool,
     /// fifo-lm: a coflow is heavy once it has sent more than this percentile of the trace's
-    /// coflow sizes (Baraat's threshold; the thesis found the 80th best)
-    #[arg(long, default_value_t = 80.0, value_name = "P")]
+    /// coflow sizes (Baraat's threshold; the thesis found the 80th best), 0 to 100. Read by
+    /// this one parser in every command that takes it (`sim`, `bench`, `replay`, `coordinator`).
+    #[arg(long, default_value_t = 80.0, value_name = "P",
+          value_parser = f64_in(0.0, 100.0))]
     pub fifo_lm_heavy_percentile: f64,
 }
 

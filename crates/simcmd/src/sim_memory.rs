@@ -17,13 +17,12 @@ pub fn run_bytes_per_flow(kind: SchedulerKind) -> u64 {
     match kind {
         Fifo | FifoStrict | Scf | Ncf | Tcf | Sebf | Varys => 80,
         Hug | Drf | Psp => 90,
-        FifoLm | Vc | Saath => 160,
+        // aalo-uncoord: 114 measured (24.8 and 46.1 MB at 250 x 250 and 500 x 500). It was
+        // 12,000 (2.96 GB at 500 x 500) while each sender's view kept a whole coflow's flows.
+        FifoLm | Vc | Saath | AaloUncoord => 160,
         Sincronia => 200,
         Aalo => 220,
         Fair | Pfp | Wss => 370,
-        // Grows with the ports squared, not the flows: 2.96 GB for 250,000 flows on 1,000
-        // ports (and past 4.7 GB, stopped, for a million on 2,000).
-        AaloUncoord => 12_000,
     }
 }
 
@@ -72,11 +71,15 @@ pub struct Shortfall {
 
 impl Shortfall {
     /// "about N GB (M GB held now), over LIMIT of L GB".
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
+        let held = if self.now > 0 {
+            format!(" ({:.1} GB held now)", gb(self.now))
+        } else {
+            String::new()
+        };
         format!(
-            "about {:.1} GB ({:.1} GB held now), over {} of {:.1} GB",
+            "about {:.1} GB{held}, over {} of {:.1} GB",
             gb(self.need),
-            gb(self.now),
             self.what,
             gb(self.limit)
         )
@@ -109,6 +112,43 @@ pub fn fits(more: u64, threads: usize) -> Result<(), Shortfall> {
     })
 }
 
+/// Address space a rank started by a launcher maps before its work (the binary, its threads'
+/// stacks and allocator arenas), beside what its work holds.
+pub const RANK_BASE_BYTES: u64 = 256 << 20;
+
+/// Whether `ranks` processes on this machine, each holding `per_rank` bytes of work, fit: each
+/// under the address-space limit it inherits (`ulimit -v`), all of them together (and this
+/// process) in the machine's memory. For the launchers of real runs (`collective bench`,
+/// `millisort`, `broadcast`, `milliquery run`), checked before any process starts.
+pub fn fits_ranks(per_rank: u64, ranks: u64) -> Result<(), Shortfall> {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let address_space = (limits.lines())
+        .find_map(|l| l.strip_prefix("Max address space"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+    let one = per_rank.saturating_add(RANK_BASE_BYTES);
+    if let Some(limit) = address_space.filter(|&l| one > l) {
+        return Err(Shortfall {
+            need: one,
+            now: 0,
+            limit,
+            what: "each process's address-space limit (ulimit -v)",
+        });
+    }
+    if let Some(limit) = proc_kb("/proc/meminfo", "MemTotal:") {
+        let now = proc_kb("/proc/self/status", "VmRSS:").unwrap_or(0);
+        let need = one.saturating_mul(ranks.max(1)).saturating_add(now);
+        if need > limit {
+            return Err(Shortfall {
+                need,
+                now,
+                limit,
+                what: "the machine's memory",
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Refuse to simulate `flows` flows under `kinds`, `jobs` at a time, when the estimate passes
 /// what this process may use; the message names the estimate, the limit and what to change.
 pub fn check(flows: u64, kinds: &[SchedulerKind], jobs: usize) -> Result<(), String> {
@@ -118,7 +158,7 @@ pub fn check(flows: u64, kinds: &[SchedulerKind], jobs: usize) -> Result<(), Str
         format!(
             "simulating {flows} flows would need {} (about {} bytes a flow for {jobs} \
              scheduler run(s) at a time): run fewer schedulers at once (--jobs 1, or fewer in \
-             -s; aalo-uncoord, fair, pfp and wss cost the most), simulate fewer flows \
+             -s; fair, pfp and wss cost the most), simulate fewer flows \
              (--coflows), or raise the limit",
             short.describe(),
             runs / flows.max(1),
@@ -166,5 +206,11 @@ mod tests {
         let e = check_shuffle(1 << 30, 200.0).unwrap_err();
         assert!(e.starts_with("1073741824 nodes would need about"), "{e}");
         assert!(check_shuffle(100, 200.0).is_ok());
+        // Ranks: a small one fits; one past any machine names the estimate.
+        assert!(fits_ranks(1 << 20, 2).is_ok());
+        let e = fits_ranks(u64::MAX / 2, 4).unwrap_err().describe();
+        assert!(e.starts_with("about ") && e.contains(" GB"), "{e}");
+        let e = fits_ranks(1 << 40, 1 << 20).unwrap_err();
+        assert!(e.need >= 1 << 40, "{}", e.need);
     }
 }

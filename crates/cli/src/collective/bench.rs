@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use coflowkit_group::Exchange;
+use coflowkit_model::echo::echo;
 use coflowkit_model::units::parse_size_bytes;
 
 use crate::ranks::{self, RanksArgs};
@@ -95,21 +96,33 @@ struct Row {
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let ops: Vec<Op> = a.op.iter().map(|s| parse_op(s)).collect::<Result<_, _>>()?;
-    let sizes: Vec<usize> = a
-        .bytes
-        .iter()
-        .map(|s| parse_size_bytes(s).map(|b| b as usize))
-        .collect::<Result<_, _>>()?;
+    let sizes: Vec<usize> = (a.bytes.iter())
+        .map(|s| {
+            let b = parse_size_bytes(s).with_context(|| format!("--bytes `{}`", echo(s)))?;
+            if b > MAX_MESSAGE_BYTES {
+                bail!(
+                    "--bytes {b}: at most {MAX_MESSAGE_BYTES} (4 GiB - 1), the largest message \
+                     the transport carries"
+                );
+            }
+            Ok(b as usize)
+        })
+        .collect::<anyhow::Result<_>>()?;
     let proto = ShuffleProto::parse(&a.protocol)?;
     if a.iters == 0 {
         bail!("--iters must be at least 1");
     }
     let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
+    if let Some(m) = a.ranks.local {
+        check_memory(&ops, &sizes, a.iters, m as usize, m as u64)?;
+    }
     if ranks::launch_here(&a.ranks, timeout)? {
         return Ok(()); // the launcher: the ranks did the work
     }
     let (_world, ep) = ranks::connect(&a.ranks, 1, timeout)?;
     let mut g = Group::world(ep.clone() as Arc<dyn Exchange>)?;
+    // A rank of mpirun's (or any): its own share, before the first operation.
+    check_memory(&ops, &sizes, a.iters, g.size(), 1)?;
     let mut rows = Vec::new();
     for &op in &ops {
         let sizes: &[usize] = if op == Op::Barrier { &[0] } else { &sizes };
@@ -158,6 +171,74 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     g.barrier()?;
     ep.linger();
     Ok(())
+}
+
+/// The transport's largest message (`EndpointConfig::max_message_bytes`'s default).
+const MAX_MESSAGE_BYTES: u64 = u32::MAX as u64;
+
+/// Copies of a rank's contribution one operation holds at its peak, per rank of the world
+/// (the gathers' concatenation and the transport's buffers of it, the all-to-all-v's messages
+/// out and in), beside 3 of its own. Measured peak RSS of the largest rank, `collective bench
+/// --local M --bytes B --iters 1 --warmup 0 --op OP` (debug build): M = 2, B = 64 MiB: bcast
+/// 3.2 B, gather 4.2 B, allgather 5.2 B, alltoallv 4.2 B; M = 4, B = 32 MiB: gather 6.4 B,
+/// alltoallv 5.4 B, allgather 3.5 B; the estimate (2 M + 3) B is 7 B and 11 B.
+const COPIES_PER_RANK: u64 = 2;
+
+/// Bytes one rank holds at its peak for `ops` of these `sizes` among `m` ranks: its own
+/// message and clones, `COPIES_PER_RANK` x m of the largest, and the rank reports gathered at
+/// the root (8 bytes an iteration per rank). Saturates.
+fn rank_bytes(ops: &[Op], sizes: &[usize], iters: usize, m: usize) -> u64 {
+    let largest = if ops.iter().all(|&o| o == Op::Barrier) {
+        0
+    } else {
+        sizes.iter().copied().max().unwrap_or(0) as u64
+    };
+    let m = m as u64;
+    let spread = ops
+        .iter()
+        .any(|o| matches!(o, Op::Gather | Op::Allgather | Op::Alltoallv));
+    let per = if spread {
+        largest.saturating_mul(COPIES_PER_RANK.saturating_mul(m).saturating_add(3))
+    } else {
+        largest.saturating_mul(4) // bcast: 3.2 B measured
+    };
+    let reports = (iters as u64 + 1)
+        .saturating_mul(8)
+        .saturating_mul(m)
+        .saturating_mul(2);
+    per.saturating_add(reports)
+}
+
+/// Refuse, before any rank starts (with --local) or before the first operation, a run whose
+/// ranks would not fit: a gather's concatenation past the transport's largest message, or
+/// `ranks_here` ranks past this process's or this machine's memory (an allocation failure in
+/// every rank before: `--bytes 4294967296`, and `--bytes 2^64 - 1` a capacity-overflow panic).
+fn check_memory(
+    ops: &[Op],
+    sizes: &[usize],
+    iters: usize,
+    m: usize,
+    ranks_here: u64,
+) -> anyhow::Result<()> {
+    let largest = sizes.iter().copied().max().unwrap_or(0) as u64;
+    if ops.iter().any(|o| matches!(o, Op::Gather | Op::Allgather))
+        && largest.saturating_mul(m as u64) > MAX_MESSAGE_BYTES
+    {
+        bail!(
+            "--bytes {largest} x {m} ranks: a gather's concatenation would pass \
+             {MAX_MESSAGE_BYTES} bytes, the largest message the transport carries: lower --bytes"
+        );
+    }
+    let per_rank = rank_bytes(ops, sizes, iters, m);
+    coflowkit_simcmd::sim_memory::fits_ranks(per_rank, ranks_here).map_err(|short| {
+        anyhow::anyhow!(
+            "--bytes {largest} among {m} ranks ({ranks_here} on this host) would need {} \
+             (about {per_rank} bytes a rank: {COPIES_PER_RANK} copies per rank of the largest \
+             message, and --iters {iters} reports): lower --bytes, --iters or --local, or raise \
+             the limit",
+            short.describe()
+        )
+    })
 }
 
 /// At rank 0: the per-iteration latencies (µs, sorted) and messages per operation.

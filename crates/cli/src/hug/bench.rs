@@ -62,6 +62,16 @@ pub fn measure_fabric(p: usize, vms: usize, load: f64, repeat: usize, seed: u64)
     );
     ensure!(p >= vms, "{p} machines cannot host a tenant of {vms} VMs");
     let m = ((load * p as f64) / vms as f64).round().max(1.0) as usize;
+    let need = fabric_bytes(m, vms);
+    coflowkit_simcmd::sim_memory::fits(need, 0).map_err(|short| {
+        anyhow::anyhow!(
+            "--machines {p} --load {load} --vms {vms}: {m} tenants of {} demand entries would \
+             need {} (about {TENANT_BYTES} bytes a tenant and {ENTRY_BYTES} an entry): lower \
+             --load or --machines, or raise the limit",
+            2 * vms,
+            short.describe()
+        )
+    })?;
     let t = random_fabric(p, m, vms, seed ^ p as u64)?;
     let entries = t.tenants.iter().map(|x| x.d.len()).sum();
     let (p_star_cpu_us, p_star_wall_us) = measure(repeat, || {
@@ -127,6 +137,19 @@ pub fn run(a: BenchArgs) -> Result<()> {
         std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;
     }
     Ok(())
+}
+
+/// Bytes a tenant of the random fabric and each of its demand entries (2 a VM) add to the
+/// peak of `hug bench` (the fabric, HUG's and DRF's allocations). Peak RSS, debug build, 10^5
+/// machines: `--vms 1 --load 5|20` 218 and 816 MB (398 bytes a tenant of 2 entries), `--vms
+/// 10 --load 2|8` 52 and 150 MB (1,640 bytes a tenant of 20): 260 + 69 an entry, rounded up.
+/// (`--machines 1000000 --vms 1 --load 1000` is 10^9 tenants, 460 GB; it aborted.)
+const TENANT_BYTES: u64 = 300;
+const ENTRY_BYTES: u64 = 80;
+
+fn fabric_bytes(tenants: usize, vms: usize) -> u64 {
+    let entries = (2 * vms as u64).saturating_mul(ENTRY_BYTES);
+    (tenants as u64).saturating_mul(TENANT_BYTES.saturating_add(entries))
 }
 
 /// Median thread CPU time and best wall time of `f`, in microseconds.

@@ -3,12 +3,14 @@
 //! timeout), run each query `--warmup + --repeat` times, and at rank 0 print and write the
 //! reports.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use coflowkit_group::Counted;
 use coflowkit_group::{Exchange, Group, HighEntropyOptions, ShuffleProto};
+use coflowkit_milliquery::tablet::{self, Table};
 use coflowkit_milliquery::{run_query, Data, Options, Query, QueryReport};
 
 use super::run::{parse_hot_keys, RunArgs};
@@ -25,19 +27,16 @@ pub fn run(a: &RunArgs, queries: &[Query]) -> Result<()> {
     let (rank, size) = (world.rank as usize, world.size as usize);
     let counter = Counted::new(ep.clone() as Arc<dyn Exchange>);
     let mut g = Group::world(counter.clone() as Arc<dyn Exchange>)?;
-    let loaded = Data::load(&a.data, rank, size, queries);
+    let loaded = fits_in_memory(&a.data, rank, size, queries)
+        .and_then(|()| Data::load(&a.data, rank, size, queries).map_err(|e| e.to_string()));
     // Every rank learns every rank's loading error, so whichever rank exits first (and the
     // launcher then stops the rest) names the bad tablet.
-    let mine = loaded
-        .as_ref()
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let mine = loaded.as_ref().err().cloned().unwrap_or_default();
     let all = g.allgather(mine.into_bytes())?;
     if let Some((bad, why)) = all.iter().enumerate().find(|(_, e)| !e.is_empty()) {
         bail!("rank {bad} of {size}: {}", String::from_utf8_lossy(why));
     }
-    let data = loaded?;
+    let data = loaded.map_err(anyhow::Error::msg)?;
     let mut proto = ShuffleProto::parse(&a.protocol)?;
     if let ShuffleProto::HighEntropy(o) = &mut proto {
         *o = HighEntropyOptions {
@@ -117,4 +116,30 @@ fn print_row(r: &QueryReport) -> Result<(), crate::out::StdoutError> {
         r.max_over_mean_rows
     )?;
     Ok(())
+}
+
+/// Refuse, before reading them, tablets this rank could not hold: their sizes x
+/// `HOLD_PER_TABLET_BYTE` past this process's address-space limit or the machine's memory (a
+/// 150 MB tablet of 5-byte rows took a rank to 1.7 GB and aborted it on allocation).
+fn fits_in_memory(data: &Path, rank: usize, size: usize, queries: &[Query]) -> Result<(), String> {
+    let mut tables = Vec::new();
+    for q in queries {
+        tables.extend_from_slice(match q {
+            Query::Q1 => &[Table::Views][..],
+            Query::Q2 => &[Table::Edits][..],
+            Query::Q3 => &[Table::Commits, Table::Languages][..],
+        });
+    }
+    tables.sort_by_key(|t| *t as u8);
+    tables.dedup();
+    let need = tablet::hold_bytes(data, &tables, rank, size).map_err(|e| e.to_string())?;
+    coflowkit_simcmd::sim_memory::fits(need, 0).map_err(|short| {
+        format!(
+            "{}: rank {rank}'s tablets would need {} to load (about {} bytes held per byte of \
+             CSV): split the data over more ranks, or raise the limit",
+            data.display(),
+            short.describe(),
+            tablet::HOLD_PER_TABLET_BYTE
+        )
+    })
 }

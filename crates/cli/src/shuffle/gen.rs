@@ -41,7 +41,7 @@ pub fn run(a: GenArgs) -> Result<()> {
         seed: a.seed,
     };
     let t0 = Instant::now();
-    let g = generate_with(&spec, &a.matrix.options()?).context("shuffle gen")?;
+    let g = generate_with(&spec, &a.matrix.options(a.nodes)?).context("shuffle gen")?;
     let elapsed = t0.elapsed();
     let comments = vec![
         "coflowkit shuffle matrix: row i lists what node i sends to nodes 0..n-1; the diagonal is local".to_string(),

@@ -192,7 +192,7 @@ fn agree_on_matrix(a: &RunArgs, g: &mut Group) -> Result<ShuffleMatrix> {
                 generator: a.gen.generator(),
                 seed: a.seed,
             };
-            Ok(generate_with(&spec, &a.gen.options()?)?.normalized)
+            Ok(generate_with(&spec, &a.gen.options(g.size())?)?.normalized)
         }
     }
 }

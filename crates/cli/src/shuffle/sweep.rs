@@ -141,7 +141,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
             protocols.len()
         );
     }
-    let opts = a.matrix.options()?;
+    let opts = a.matrix.options(a.nodes)?;
     // Refuse bad settings before hours of work: every protocol's configuration, and one
     // generation with the matrix options.
     for p in &protocols {

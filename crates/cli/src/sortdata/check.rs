@@ -124,10 +124,12 @@ fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// The summary of the partitions summarised in `files`, in order.
 fn combine_files(files: &[PathBuf]) -> Result<Summary> {
     let mut whole = Summary::default();
+    let mut count = 0usize;
     for path in files {
         let name = path.display();
         let bytes = read_limited(path, MAX_SUMMARY_FILE_BYTES)?;
         let summaries = Summary::parse_valsort_file(&bytes).with_context(|| format!("{name}"))?;
+        count += summaries.len();
         for (i, s) in summaries.iter().enumerate() {
             // Counts in a file are claims: their sums are checked (summary i is 0-based).
             whole
@@ -136,7 +138,18 @@ fn combine_files(files: &[PathBuf]) -> Result<Summary> {
         }
     }
     if whole.records == 0 {
-        bail!("there must be at least one record to be validated");
+        // Name the files (a few, then how many more), as every other summary error does.
+        let mut names: Vec<String> = (files.iter().take(4))
+            .map(|p| p.display().to_string())
+            .collect();
+        if files.len() > 4 {
+            names.push(format!("and {} more", files.len() - 4));
+        }
+        bail!(
+            "{}: {count} summaries of 0 records in all: there must be at least one record to \
+             be validated",
+            names.join(", ")
+        );
     }
     Ok(whole)
 }

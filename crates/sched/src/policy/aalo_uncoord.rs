@@ -196,7 +196,14 @@ impl AaloUncoord {
                     flows: range,
                 });
                 if self.views.len() <= n {
-                    self.views.push(c.clone());
+                    // Not `c.clone()`: a view kept the capacity of its whole coflow's flows
+                    // after `clear`, so one N x N coflow held N views of N^2 flows (2.96 GB at
+                    // 250,000 flows, about 12 KB a flow).
+                    self.views.push(CoflowState {
+                        flows: Vec::with_capacity(s.flows as usize),
+                        dag: None,
+                        ..*c
+                    });
                 }
                 let v = &mut self.views[n];
                 v.id = c.id;
@@ -423,5 +430,36 @@ mod tests {
             .map(|x| x.finished + x.sent)
             .sum();
         assert_eq!(seen, 20.0, "the senders' bytes add up to the coflow's");
+    }
+
+    /// Each (coflow, sender) view holds its sender's flows, not a copy of the whole coflow's:
+    /// one 40 x 40 coflow is 1,600 flows in 40 views, not 40 x 1,600 (the views' capacity grew
+    /// with the flows times the senders).
+    #[test]
+    fn the_views_hold_each_flow_once() {
+        let n = 40u32;
+        let flows: Vec<(u32, u32, f64)> = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, n + j, 0.0)))
+            .collect();
+        let cs = [coflow(1, 0.0, 0.0, &flows)];
+        let fabric = Fabric::uniform(2 * n as usize, 1.0);
+        let mut s = AaloUncoord::new(config());
+        let mut rates = Rates::default();
+        for now_s in [0.0, 1.0] {
+            rates.reset(&cs);
+            let snap = Snapshot {
+                now_s,
+                fabric: &fabric,
+                coflows: &cs,
+            };
+            s.allocate(&snap, &mut rates);
+        }
+        assert_eq!(s.views.len(), n as usize);
+        let held: usize = s.views.iter().map(|v| v.flows.capacity()).sum();
+        assert!(
+            held <= 2 * flows.len(),
+            "{held} flow slots for {} flows",
+            flows.len()
+        );
     }
 }

@@ -40,10 +40,18 @@ impl Allocation {
     }
 
     /// The consumed fraction of all capacity (Table 7.1's utilization over the total).
+    /// Capacities are scaled by the largest first, so capacities whose sum passes f64's range
+    /// (two of 1e308) still give a finite answer (it was inf / inf, NaN).
     pub fn utilization(&self, t: &Tenants) -> f64 {
         let caps = t.links.capacities();
-        let used: f64 = self.link_use(t).iter().zip(caps).map(|(u, c)| u * c).sum();
-        used / caps.iter().sum::<f64>()
+        let top = caps.iter().copied().fold(0.0, f64::max);
+        if top.is_nan() || top <= 0.0 {
+            return 0.0;
+        }
+        let used: f64 = (self.link_use(t).iter().zip(caps))
+            .map(|(u, c)| u * (c / top))
+            .sum();
+        used / caps.iter().map(|c| c / top).sum::<f64>()
     }
 
     /// Tenant `k`'s guarantee with one entry per link.

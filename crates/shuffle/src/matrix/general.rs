@@ -172,6 +172,11 @@ fn fill_rows(n: usize, fill: RowFill, mut draw: impl FnMut(usize, usize) -> f64)
     Prelim { msgs, sum_sq }
 }
 
+/// Most interior points of the random CDF (the thesis draws 1 to 10). Each shape sorts its
+/// points, and a search draws a few hundred shapes: 2^64 - 1 overflowed the capacity, 2^32
+/// asked for 20 GB, and 10^8 took more than 30 s for 4 nodes.
+pub const MAX_CDF_POINTS: usize = 10_000;
+
 /// The general generator: a normalized n x n matrix whose skewness is close to `target`
 /// (exactly 0 at target 0; see docs/shuffle-matrices.md for how close elsewhere).
 pub fn general(
@@ -180,11 +185,13 @@ pub fn general(
     opts: &GeneralOptions,
     rng: &mut impl Rng,
 ) -> Result<ShuffleMatrix, MatrixError> {
-    if opts.min_points == 0 || opts.min_points > opts.max_points {
+    if opts.min_points == 0 || opts.min_points > opts.max_points || opts.max_points > MAX_CDF_POINTS
+    {
         return Err(MatrixError::spec(
             "cdf points",
             &format!(
-                "range {}..={} must be non-empty and start at 1 or more",
+                "range {}..={} must be non-empty, start at 1 or more and end at {MAX_CDF_POINTS} \
+                 at most",
                 opts.min_points, opts.max_points
             ),
         ));
@@ -457,6 +464,28 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn cdf_points_past_the_bound_are_errors_not_panics() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for max_points in [usize::MAX, MAX_CDF_POINTS + 1] {
+            let opts = GeneralOptions {
+                max_points,
+                ..GeneralOptions::default()
+            };
+            let e = general(4, 0.5, &opts, &mut rng).unwrap_err().to_string();
+            assert!(
+                e.contains("cdf points") && e.contains("10000 at most"),
+                "{e}"
+            );
+        }
+        let opts = GeneralOptions {
+            min_points: MAX_CDF_POINTS,
+            max_points: MAX_CDF_POINTS,
+            ..GeneralOptions::default()
+        };
+        assert!(general(4, 0.5, &opts, &mut rng).is_ok());
+    }
 
     #[test]
     fn spread_zero_is_uniform_and_two_is_a_permutation() {

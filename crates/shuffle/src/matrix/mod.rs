@@ -20,10 +20,13 @@ pub use cdf::{CdfInterp, ShapeCdf};
 pub use error::{MatrixError, MatrixErrorKind};
 pub use general::{
     general, interval_walk, GeneralOptions, Placement, RowFill, SkewMethod, WalkStats,
+    MAX_CDF_POINTS,
 };
 pub use packets::to_packets;
 pub use skewness::{skewness, skewness_of_counts};
-pub use sort::{expected_skewness, hot_fraction_for, sort_based, SortOptions};
+pub use sort::{
+    expected_skewness, hot_fraction_for, sort_based, sort_bytes, SortOptions, MAX_KEYS,
+};
 pub use text::{check_nodes, MAX_CELL_PACKETS, MAX_MATRIX_NODES, SIM_BYTES_PER_MESSAGE};
 pub use text::{
     format_normalized_matrix, format_packet_matrix, parse_matrix, read_matrix_file,

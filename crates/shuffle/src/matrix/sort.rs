@@ -85,6 +85,32 @@ pub fn hot_fraction_for(n: usize, target: f64, m: usize) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// Most keys the sort generator draws in all (n x M, 8 bytes each: 16 GiB). Its default, 100
+/// keys per node per node, is 1.9 x 10^9 keys at the largest matrix (4,400 nodes).
+pub const MAX_KEYS: usize = 1 << 31;
+
+/// Bytes the sort generator holds for `n` nodes and a keys factor: its n x M keys (8 bytes
+/// each) and n^2 counts and weights (16 bytes each). Saturates.
+pub fn sort_bytes(n: usize, keys_factor: usize) -> u64 {
+    let n = n as u64;
+    let keys = n.saturating_mul(n).saturating_mul(keys_factor as u64);
+    keys.saturating_mul(8)
+        .saturating_add(n.saturating_mul(n).saturating_mul(16))
+}
+
+fn too_many_keys(n: usize, keys_factor: usize) -> MatrixError {
+    MatrixError::spec(
+        "keys per node factor",
+        &format!(
+            "{keys_factor} x {n} nodes is {} keys per node and {} in all (about {:.1} GB): at \
+             most {MAX_KEYS} keys in all",
+            (keys_factor as u128) * (n as u128),
+            (keys_factor as u128) * (n as u128) * (n as u128),
+            sort_bytes(n, keys_factor) as f64 / 1e9,
+        ),
+    )
+}
+
 /// The sort-based generator's normalized n x n matrix.
 pub fn sort_based(
     n: usize,
@@ -98,7 +124,14 @@ pub fn sort_based(
             "must be at least 1",
         ));
     }
-    let m = opts.keys_factor * n;
+    // n x M keys of 8 bytes each, then n^2 counts: checked, and reserved without aborting, so
+    // a factor of 2^64 - 1 (a multiplication overflow) or one past memory is an error.
+    let Some(m) = opts.keys_factor.checked_mul(n) else {
+        return Err(too_many_keys(n, opts.keys_factor));
+    };
+    if n.checked_mul(m).is_none_or(|k| k > MAX_KEYS) {
+        return Err(too_many_keys(n, opts.keys_factor));
+    }
     let d = opts
         .hot_fraction
         .unwrap_or_else(|| hot_fraction_for(n, target, m));
@@ -109,7 +142,9 @@ pub fn sort_based(
         ));
     }
     // (key << 32 | node): one u64 sort orders by key, then node (the thesis' tie-break).
-    let mut keys: Vec<u64> = Vec::with_capacity(n * m);
+    let mut keys: Vec<u64> = Vec::new();
+    keys.try_reserve_exact(n * m)
+        .map_err(|_| too_many_keys(n, opts.keys_factor))?;
     for node in 0..n as u64 {
         for _ in 0..m {
             let key: u64 = if rng.gen_bool(d) {
@@ -180,5 +215,35 @@ mod tests {
         assert!(diag > 0.9 * (n * n) as f64 * 0.9, "diagonal {diag}");
         assert!(off < 0.02 * (n * n) as f64, "off-pattern {off}");
         assert!((0..n - 1).all(|i| m.get(i, n - 1) > 0.0));
+    }
+
+    #[test]
+    fn key_counts_past_the_bound_are_errors_not_panics() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for kf in [usize::MAX, 1 << 62, 1 << 29] {
+            let opts = SortOptions {
+                keys_factor: kf,
+                ..SortOptions::default()
+            };
+            let e = sort_based(4, 0.5, &opts, &mut rng).unwrap_err().to_string();
+            assert!(
+                e.contains("keys per node factor") && e.contains("at most"),
+                "{e}"
+            );
+            assert!(e.contains(&kf.to_string()), "{e}");
+        }
+        // One key past the bound is refused; the default runs.
+        let opts = SortOptions {
+            keys_factor: MAX_KEYS / 4 + 1,
+            ..SortOptions::default()
+        };
+        assert!(sort_based(2, 0.5, &opts, &mut rng).is_err());
+        assert!(sort_based(2, 0.5, &SortOptions::default(), &mut rng).is_ok());
+        assert_eq!(
+            sort_bytes(4, 100),
+            4 * 400 * 8 + 16 * 16,
+            "4 nodes x 400 keys each"
+        );
+        assert_eq!(sort_bytes(usize::MAX, usize::MAX), u64::MAX);
     }
 }

@@ -3,7 +3,8 @@
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use coflowkit_shuffle::matrix::{
-    CdfInterp, GenOptions, GeneralOptions, Generator, Placement, RowFill, SkewMethod, SortOptions,
+    sort_bytes, CdfInterp, GenOptions, GeneralOptions, Generator, Placement, RowFill, SkewMethod,
+    SortOptions, MAX_CDF_POINTS, MAX_KEYS,
 };
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -74,17 +75,19 @@ pub struct MatrixArgs {
     /// General generator: how the random CDF joins its points.
     #[arg(long, value_enum, default_value = "step", help_heading = "Matrix")]
     pub cdf: CdfArg,
-    /// General generator: fewest and most random CDF points, as MIN:MAX.
+    /// General generator: fewest and most random CDF points, as MIN:MAX (1 to 10,000).
     #[arg(long, default_value = "1:10", help_heading = "Matrix")]
     pub cdf_points: String,
     /// General generator: sizes reach down to N^-FLOOR average messages (log axis).
     #[arg(long, default_value_t = 1.0, help_heading = "Matrix")]
     pub log_floor: f64,
-    /// Sort generator: keys per node = this x nodes.
-    #[arg(long, default_value_t = 100, help_heading = "Matrix")]
+    /// Sort generator: keys per node = this x nodes (1 to 2^31; at most 2^31 keys in all, 8
+    /// bytes each, and what this process may hold).
+    #[arg(long, default_value_t = 100, help_heading = "Matrix",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_KEYS as u64))]
     pub keys_factor: usize,
-    /// Sort generator: probability of the hot key (default: derived from --skew).
-    #[arg(long, help_heading = "Matrix")]
+    /// Sort generator: probability of the hot key, 0 to 1 (default: derived from --skew).
+    #[arg(long, help_heading = "Matrix", value_parser = crate::flag_range::f64_in(0.0, 1.0))]
     pub hot_fraction: Option<f64>,
     /// Sort generator: keep rows and columns in sort order (data mostly local).
     #[arg(long, help_heading = "Matrix")]
@@ -99,7 +102,9 @@ impl MatrixArgs {
         }
     }
 
-    pub fn options(&self) -> Result<GenOptions> {
+    /// The generator's options for a matrix of `nodes` nodes; the sort generator's keys are
+    /// checked against what this process may hold (`sim_memory`).
+    pub fn options(&self, nodes: usize) -> Result<GenOptions> {
         let (lo, hi) = match self.cdf_points.split_once(':') {
             Some((a, b)) => (a.trim().parse::<usize>(), b.trim().parse::<usize>()),
             None => bail!("--cdf-points `{}`: expected MIN:MAX", self.cdf_points),
@@ -110,6 +115,25 @@ impl MatrixArgs {
                 self.cdf_points
             );
         };
+        if min_points == 0 || min_points > max_points || max_points > MAX_CDF_POINTS {
+            bail!(
+                "--cdf-points `{}`: expected MIN:MAX with 1 <= MIN <= MAX <= {MAX_CDF_POINTS} (the \
+                 thesis draws 1 to 10)",
+                self.cdf_points
+            );
+        }
+        if matches!(self.generator, GeneratorArg::Sort) {
+            let need = sort_bytes(nodes, self.keys_factor);
+            crate::sim_memory::fits(need, 1).map_err(|short| {
+                anyhow::anyhow!(
+                    "--keys-factor {}: {nodes} nodes x {} keys per node (8 bytes each) would \
+                     need {}: lower --keys-factor or --nodes, or raise the limit",
+                    self.keys_factor,
+                    (self.keys_factor as u128) * (nodes as u128),
+                    short.describe()
+                )
+            })?;
+        }
         if self.skew_tolerance.is_nan() || self.skew_tolerance < 0.0 {
             bail!(
                 "--skew-tolerance {}: must be 0 or more",

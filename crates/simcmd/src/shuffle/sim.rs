@@ -79,7 +79,7 @@ pub fn matrix(
                 generator: gen.generator(),
                 seed,
             };
-            Ok(generate_with(&spec, &gen.options()?)?.packets)
+            Ok(generate_with(&spec, &gen.options(nodes)?)?.packets)
         }
     }
 }
