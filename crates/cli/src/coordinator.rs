@@ -93,7 +93,7 @@ pub fn run(args: CoordinatorArgs) -> Result<()> {
     // Servers take as many descriptors as the hard limit allows (the limits scale with it).
     coflowkit_runtime::listen::raise_nofile_limit();
     let cfg = config(&args)?;
-    let rt = tokio::runtime::Runtime::new()?;
+    let rt = crate::async_rt::new()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await

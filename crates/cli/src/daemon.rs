@@ -83,7 +83,7 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     cfg.tls = args.tls.load()?;
     cfg.coordinator_tls = args.tls_client.load()?;
     cfg.validate()?;
-    let rt = tokio::runtime::Runtime::new()?;
+    let rt = crate::async_rt::new()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await

@@ -6,6 +6,7 @@
 #[macro_use]
 mod out;
 
+mod async_rt;
 mod bench;
 mod broadcast;
 mod collective;

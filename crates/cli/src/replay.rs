@@ -224,7 +224,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             "emulated by pacing in the daemons; no --netns"
         }
     )?;
-    let rt = tokio::runtime::Runtime::new()?;
+    let rt = crate::async_rt::new()?;
     {
         // Ctrl-C or SIGTERM must not leave namespaces, links or spilled objects behind. The
         // handlers are in place before the first namespace or spill file is made.

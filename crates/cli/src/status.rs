@@ -43,7 +43,7 @@ fn render(args: StatusArgs) -> Result<String> {
     } else {
         ""
     };
-    let rt = tokio::runtime::Runtime::new()?;
+    let rt = crate::async_rt::new()?;
     let s = rt.block_on(async {
         let mut c = rpc::connect_with(&args.coordinator, &token, tls.as_ref()).await?;
         c.status(Empty {})

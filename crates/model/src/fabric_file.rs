@@ -75,14 +75,22 @@ pub fn parse_port_rates(
         };
         let tokens: Vec<&str> = line.split_whitespace().collect();
         if tokens.len() > 3 {
-            return Err(err(4, "end of line", format!("unexpected `{}`", tokens[3])));
+            return Err(err(
+                4,
+                "end of line",
+                format!("unexpected `{}`", crate::echo::echo(tokens[3])),
+            ));
         }
         if tokens.len() < 2 {
             return Err(err(2, "uplink rate", "missing".into()));
         }
-        let port: usize = tokens[0]
-            .parse()
-            .map_err(|_| err(1, "port", format!("`{}` is not a port number", tokens[0])))?;
+        let port: usize = tokens[0].parse().map_err(|_| {
+            err(
+                1,
+                "port",
+                format!("`{}` is not a port number", crate::echo::echo(tokens[0])),
+            )
+        })?;
         if port >= ports {
             return Err(err(
                 1,

@@ -18,12 +18,12 @@ pub const MIN_RATE_BPS: f64 = 1.0;
 pub const MAX_RATE_BPS: f64 = 1e15;
 
 /// Parse a link rate given in bits per second: a plain number (`1e9`, `1000000000`) or a number
-/// with a unit suffix `kbit`, `mbit`, `gbit`, `tbit` (decimal, as `tc` reads them; `bps`/`bit`
+/// with a unit suffix `kbit`, `mbit`, `gbit`, `tbit`, `pbit` (decimal, as `tc` reads them; `bps`/`bit`
 /// are plain). Returns bits per second.
 pub fn parse_rate_bps(text: &str) -> Result<f64, RateError> {
     let t = text.trim().to_ascii_lowercase();
     let err = |why| RateError {
-        text: text.to_string(),
+        text: crate::echo::echo(text),
         why,
     };
     let split = t
@@ -37,6 +37,8 @@ pub fn parse_rate_bps(text: &str) -> Result<f64, RateError> {
         "mbit" | "mbps" => 1e6,
         "gbit" | "gbps" => 1e9,
         "tbit" | "tbps" => 1e12,
+        // The range below is worded in Pbit/s: the unit it names is read.
+        "pbit" | "pbps" => 1e15,
         _ => return Err(err("unknown unit")),
     };
     let bps = value * mult;
@@ -63,7 +65,7 @@ pub struct SizeError {
 pub fn parse_size_bytes(text: &str) -> Result<u64, SizeError> {
     let t = text.trim().to_ascii_lowercase();
     let err = |why| SizeError {
-        text: text.to_string(),
+        text: crate::echo::echo(text),
         why,
     };
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -95,6 +97,21 @@ pub fn short_num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Adversarial pass 32, A5 and A9: a 100 KB rate token was quoted whole; `1pbit` was an
+    /// unknown unit while the range error names 1 Pbit/s.
+    #[test]
+    fn long_rates_and_sizes_are_quoted_bounded_and_pbit_is_a_unit() {
+        let long = format!("{}x", "9".repeat(100_000));
+        let e = parse_rate_bps(&long).unwrap_err().to_string();
+        assert!(e.len() < 400 && e.contains("bytes)"), "{} bytes", e.len());
+        let e = parse_size_bytes(&long).unwrap_err().to_string();
+        assert!(e.len() < 400 && e.contains("bytes)"), "{} bytes", e.len());
+        assert_eq!(parse_rate_bps("1pbit"), Ok(1e15));
+        assert_eq!(parse_rate_bps("0.5Pbps"), Ok(5e14));
+        let e = parse_rate_bps("2pbit").unwrap_err();
+        assert!(e.why.contains("1 Pbit/s"), "{e}");
+    }
 
     #[test]
     fn numbers_in_messages_stay_short() {

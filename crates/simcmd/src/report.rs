@@ -210,14 +210,19 @@ pub fn json_doc(
 
 pub fn write_value(path: &Path, doc: &serde_json::Value) -> Result<()> {
     let mut w = create(path)?;
-    serde_json::to_writer(&mut w, doc)?;
-    w.flush()?;
-    Ok(())
+    serde_json::to_writer(&mut w, doc)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| Ok(w.flush()?))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// One row per (scheduler, coflow).
 pub fn write_csv(path: &Path, runs: &[Run]) -> Result<()> {
     let mut w = create(path)?;
+    csv_rows(&mut w, runs).with_context(|| format!("writing {}", path.display()))
+}
+
+fn csv_rows(w: &mut BufWriter<File>, runs: &[Run]) -> Result<()> {
     writeln!(
         w,
         "scheduler,id,arrival_s,finish_s,cct_s,isolated_cct_s,bytes,flows,length_bytes,bin,deadline_s,met_deadline,avg_fct_s"
@@ -251,6 +256,26 @@ pub fn write_csv(path: &Path, runs: &[Run]) -> Result<()> {
 mod tests {
     use super::*;
     use coflowkit_flowsim::CoflowOutcome;
+
+    /// Adversarial pass 32, A9: a write that fails (`/dev/full`) did not name the file.
+    #[test]
+    fn a_failed_write_names_the_file() {
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            println!("skipped: no /dev/full");
+            return;
+        }
+        let e = format!("{:#}", write_value(full, &json!({"x": 1})).unwrap_err());
+        assert!(
+            e.contains("writing /dev/full") && e.contains("No space"),
+            "{e}"
+        );
+        let e = format!("{:#}", write_csv(full, &[run("varys", 1.0)]).unwrap_err());
+        assert!(
+            e.contains("writing /dev/full") && e.contains("No space"),
+            "{e}"
+        );
+    }
 
     /// A run of one coflow of this CCT (0 is what a coflow of no bytes would give).
     fn run(name: &str, cct_s: f64) -> Run {

@@ -267,7 +267,7 @@ pub(crate) fn parse_header(
     if tokens.len() != 2 {
         return Err(bad(format!(
             "`{}` has {} fields",
-            text.trim(),
+            crate::echo::echo(text.trim()),
             tokens.len()
         )));
     }
@@ -276,14 +276,14 @@ pub(crate) fn parse_header(
         _ => {
             return Err(bad(format!(
                 "field 1 (ports): `{}` is not a positive integer",
-                tokens[0]
+                crate::echo::echo(tokens[0])
             )))
         }
     };
     let coflows: usize = tokens[1].parse().map_err(|_| {
         bad(format!(
             "field 2 (coflow count): `{}` is not a non-negative integer",
-            tokens[1]
+            crate::echo::echo(tokens[1])
         ))
     })?;
     Ok((ports, coflows))
@@ -292,6 +292,25 @@ pub(crate) fn parse_header(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Adversarial pass 32, A5: a 10 MB header line was quoted whole in the error.
+    #[test]
+    fn a_long_header_is_quoted_bounded() {
+        let long = "9".repeat(1 << 20);
+        for text in [
+            long.clone(),
+            format!("{long} 3"),
+            format!("4 {long}"),
+            format!("4 3 {long}"),
+        ] {
+            let e = parse_header("f", 1, &text).unwrap_err().to_string();
+            assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..200]);
+            assert!(e.contains("bytes)"), "{e}");
+        }
+        // Short input is still quoted whole.
+        let e = parse_header("f", 1, "4 x").unwrap_err().to_string();
+        assert!(e.contains("`x`"), "{e}");
+    }
 
     #[test]
     fn fields_are_one_based_and_named() {

@@ -61,6 +61,14 @@ pub fn matrix(
                     m.n
                 );
             }
+            // As `--avg-packets 0` is refused: a bound and an optimality of 0 mean nothing.
+            if m.total_packets() == m.local_packets() {
+                bail!(
+                    "{}: every cell off the diagonal is 0: a shuffle with no data to send over the \
+                     network (the diagonal stays on its node)",
+                    p.display()
+                );
+            }
             crate::sim_memory::check_shuffle(m.n, SIM_BYTES_PER_MESSAGE)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
             Ok(m)
@@ -142,4 +150,42 @@ pub fn finish(args: &SimArgs, r: &SimReport) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        gen: MatrixArgs,
+    }
+
+    /// Adversarial pass 32, A7: an all-zero or diagonal-only matrix was scored bound 0,
+    /// optimality 0; a matrix with one packet off the diagonal is still read.
+    #[test]
+    fn a_matrix_with_nothing_off_the_diagonal_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let gen = Cli::parse_from(["x"]).gen;
+        for (name, text, ok) in [
+            ("zero.m", "nodes 3 packets\n0 0 0\n0 0 0\n0 0 0\n", false),
+            ("diag.m", "nodes 3 packets\n5 0 0\n0 5 0\n0 0 5\n", false),
+            ("one.m", "nodes 3 packets\n5 0 0\n0 5 1\n0 0 5\n", true),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            let got = matrix(&Some(p.clone()), 0, 0.0, 1, &gen);
+            if ok {
+                assert_eq!(got.unwrap().total_packets(), 16, "{name}");
+            } else {
+                let e = got.unwrap_err().to_string();
+                assert!(
+                    e.contains(name) && e.contains("off the diagonal is 0"),
+                    "{e}"
+                );
+            }
+        }
+    }
 }
