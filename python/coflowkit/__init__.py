@@ -12,7 +12,7 @@ The work is done by the Rust crates (a thin PyO3 binding); every keyword of `sim
 
 from __future__ import annotations
 
-from . import shuffle, trace
+from . import runtime, shuffle, trace
 from ._native import CoflowkitError, Trace, __version__, bundled_trace, read_trace
 from ._polars import to_polars
 from ._results import Results, load_results
@@ -28,6 +28,7 @@ __all__ = [
     "grid",
     "load_results",
     "read_trace",
+    "runtime",
     "shuffle",
     "sim",
     "sim_flags",

@@ -10,6 +10,7 @@
 use pyo3::prelude::*;
 
 mod args;
+mod runtime;
 mod shuffle;
 mod sim;
 mod trace;
@@ -32,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<trace::PyTrace>()?;
+    m.add_class::<runtime::PyClient>()?;
     m.add_function(wrap_pyfunction!(trace::read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(trace::parse_trace, m)?)?;
     m.add_function(wrap_pyfunction!(trace::bundled_trace, m)?)?;
