@@ -331,7 +331,7 @@ fn a_killed_daemon_restarted_on_its_data_dir_serves_its_spilled_objects() {
     let log = std::fs::read_to_string(&log).unwrap();
     let name = spills[0].file_name().unwrap().to_str().unwrap();
     assert!(
-        log.contains(name) && log.contains("failed verification"),
+        log.contains(name) && log.contains("set aside") && log.contains("not served"),
         "{log}"
     );
     assert!(spills[0].with_extension("corrupt").exists());
