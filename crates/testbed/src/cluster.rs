@@ -706,7 +706,7 @@ fn tc(args: &[&str]) -> Result<String> {
 }
 
 /// Run a command; a failure names the command line and carries its stderr.
-fn exec(program: &str, args: &[&str]) -> Result<String> {
+pub(crate) fn exec(program: &str, args: &[&str]) -> Result<String> {
     let command = format!("{program} {}", args.join(" "));
     let out = Command::new(program)
         .args(args)

@@ -18,10 +18,9 @@
 //! Commands run in the calling thread's network namespace (a daemon started in a host).
 
 use std::collections::HashMap;
-use std::process::Command;
 
 use crate::cluster::WIRE_PER_PAYLOAD;
-use crate::error::{NetnsError, Result};
+use crate::error::Result;
 
 /// The default class's guaranteed part of the NIC.
 pub const DEFAULT_SHARE: f64 = 0.04;
@@ -153,22 +152,11 @@ impl Htb {
     }
 }
 
+/// `tc` with this class tree's arguments (the cluster's command runner: a failure names the
+/// command line and carries its stderr).
 fn run_tc(args: &[String]) -> Result<()> {
-    let command = format!("tc {}", args.join(" "));
-    let out = Command::new("tc")
-        .args(args)
-        .output()
-        .map_err(|e| NetnsError::Command {
-            command: command.clone(),
-            why: e.to_string(),
-        })?;
-    if !out.status.success() {
-        return Err(NetnsError::Command {
-            command,
-            why: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    Ok(())
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    crate::cluster::exec("tc", &args).map(drop)
 }
 
 #[cfg(test)]
