@@ -79,6 +79,18 @@ fn bad_vectors_name_tenant_and_entry() {
             "tenant 'U': uplinks (entries 0..2) sum to 1 but downlinks (entries 2..4) sum to 0.5",
         ),
         (r#"{"tenant": []}"#, "unknown field `tenant`"),
+        (
+            r#"{"tenants": [{"name": "A", "vector": [1, 1]}, {"name": "A", "vector": [1, 0]}]}"#,
+            "tenant 'A' is named twice (tenants 0 and 1)",
+        ),
+        (
+            r#"{"tenants": [{"name": "H", "vector": [1], "weight": 1e308}]}"#,
+            "tenant 'H': weight 1e308 is outside 1e-6 to 1e6",
+        ),
+        (
+            r#"{"tenants": [{"name": "L", "vector": [1], "weight": 1e-308}]}"#,
+            "tenant 'L': weight 1e-308 is outside 1e-6 to 1e6",
+        ),
     ] {
         let (o, _) = alloc(dir.path(), input, &[]);
         let err = String::from_utf8_lossy(&o.stderr);

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use coflowkit_model::echo::echo;
 use coflowkit_sched::tenant::{
     drf, hug, psp, Allocation, HugOptions, Links, Mode, Stage1, TenantSpec, Tenants,
 };
@@ -125,9 +126,34 @@ pub fn run(a: AllocArgs) -> Result<()> {
     Ok(())
 }
 
+/// Weights set shares by their ratios; past this range P* and the progress under- or overflow
+/// (weights of 1e308 and 1e-308 gave P* = 0 with every tenant at progress 1).
+const WEIGHTS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+
 fn tenants(input: Input) -> Result<Tenants> {
     if input.tenants.is_empty() {
         anyhow::bail!("no tenants: an allocation needs at least one");
+    }
+    // Names identify the output's rows, so two tenants may not share one.
+    let mut seen = std::collections::HashMap::new();
+    for (k, t) in input.tenants.iter().enumerate() {
+        if let Some(first) = seen.insert(t.name.as_str(), k) {
+            anyhow::bail!(
+                "tenant '{}' is named twice (tenants {first} and {k}): names identify the output's rows",
+                echo(&t.name)
+            );
+        }
+        if let Some(w) = t.weight {
+            if w.is_finite() && w > 0.0 && !WEIGHTS.contains(&w) {
+                anyhow::bail!(
+                    "tenant '{}': weight {w:e} is outside {:e} to {:e} (weights share by their \
+                     ratios; wider ones under- or overflow P*)",
+                    echo(&t.name),
+                    WEIGHTS.start(),
+                    WEIGHTS.end()
+                );
+            }
+        }
     }
     let n = match (&input.capacities, input.ports) {
         (Some(c), _) => c.len(),
