@@ -49,9 +49,9 @@ pub struct RanksArgs {
     /// Hold back this fraction of datagrams and send them after later ones.
     #[arg(long, default_value_t = 0.0, value_parser = f64_in(0.0, 1.0), help_heading = "Ranks")]
     pub reorder: f64,
-    /// Payload bytes per datagram (default: 1400, under a 1500-byte MTU; at most 65,439, a UDP
-    /// datagram less the transport's header).
-    #[arg(long, default_value_t = 1400, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PAYLOAD), help_heading = "Ranks")]
+    /// Payload bytes per datagram (default: 1388, a 1500-byte MTU less IP, UDP and the
+    /// transport's 84-byte header; at most 65,423, a UDP datagram less that header).
+    #[arg(long, default_value_t = coflowkit_transport::DEFAULT_PAYLOAD, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PAYLOAD), help_heading = "Ranks")]
     pub payload: usize,
     /// Packets a receiver keeps outstanding per RTT (GRPF's and Hadoop's RTTpackets). Default:
     /// the packets --rate moves in 1 ms (a loaded host's round trip), at least 2; 8 unpaced.

@@ -7,8 +7,11 @@
 //!    and received).
 //! 2. An all-to-all of 8 ranks, 1 MB per message: aggregate goodput, unpaced and paced
 //!    (`-- paced` for these only) with the share of the pacing bound reached.
-//! 3. `-- auth`: test 1 with datagram tags off and on (`EndpointConfig::auth`), alternated
-//!    three times, and the ratio of their packet rates and CPU per packet.
+//! 3. `-- auth`: the time to seal and open one datagram, with the AES-128-GCM of wire
+//!    version 3 and with the HMAC-SHA256 (truncated to 8 bytes) of version 2, computed here
+//!    the way version 2 did; then test 1 with datagram tags off and on
+//!    (`EndpointConfig::auth`), alternated three times, and the ratio of their packet rates
+//!    and CPU per packet.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -90,6 +93,79 @@ fn one_way(payload: usize, bytes: usize, auth: Option<WireKey>) -> Vec<(f64, f64
         );
     }
     out
+}
+
+/// Nanoseconds to seal a datagram of `payload` bytes and to open (check) it again, with this
+/// build's [`WireKey`] (AES-128-GCM, payload encrypted) and with version 2's tag computed the
+/// way it did (HMAC-SHA256 of the header and payload, truncated to 8 bytes, compared),
+/// alternated three times; the medians.
+fn tag_cost(payload: usize) {
+    use ring::hmac;
+    let n = 20_000;
+    let key = WireKey::derive(b"bench secret", 1);
+    let mac = hmac::Key::new(hmac::HMAC_SHA256, &[7; 32]);
+    let h = wire::Header {
+        session: 1,
+        op: 1,
+        packet: coflowkit_shuffle::proto::Packet {
+            kind: coflowkit_shuffle::proto::Kind::Data,
+            src: 0,
+            dst: 1,
+            seq: 0,
+            total: 1,
+            unsched: 1,
+            seed: 0,
+        },
+        msg_bytes: payload as u64,
+        msg_crc: 0,
+    };
+    let mut d = wire::encode(&h, &vec![7u8; payload]).unwrap();
+    let tag_at = coflowkit_transport::auth::TAG_AT;
+    // Over everything but the tag's bytes, as version 2 did.
+    let hmac_tag = |d: &[u8]| {
+        let mut ctx = hmac::Context::with_key(&mac);
+        ctx.update(&d[..tag_at]);
+        ctx.update(&d[tag_at + 8..]);
+        let mut out = [0u8; 8];
+        out.copy_from_slice(&ctx.sign().as_ref()[..8]);
+        out
+    };
+    let time = |f: &mut dyn FnMut() -> bool| {
+        let t0 = Instant::now();
+        let mut ok = 0;
+        for _ in 0..n {
+            ok += std::hint::black_box(f()) as usize;
+        }
+        assert_eq!(ok, n);
+        t0.elapsed().as_nanos() as f64 / n as f64
+    };
+    let (mut hm, mut gcm) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        hm.push(time(&mut || {
+            let t = hmac_tag(&d);
+            d[tag_at..tag_at + 8].copy_from_slice(&t);
+            let got = hmac_tag(&d);
+            got.iter()
+                .zip(&d[tag_at..tag_at + 8])
+                .fold(0u8, |a, (x, y)| a | (x ^ y))
+                == 0
+        }));
+        gcm.push(time(&mut || {
+            key.seal(&mut d);
+            key.open(&mut d)
+        }));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (a, b) = (med(&mut hm), med(&mut gcm));
+    println!(
+        "a {}-byte datagram sealed and opened, ns (medians of 3 x {n}): HMAC-SHA256/64 {a:.0}, \
+         AES-128-GCM {b:.0}; GCM/HMAC {:.3}",
+        d.len(),
+        b / a
+    );
 }
 
 /// Tags off and on, alternated, and the ratios of the medians.
@@ -178,6 +254,8 @@ fn all_to_all(n: usize, bytes: usize, rate_bps: Option<f64>, name: &str) {
 /// `-- paced` runs only the paced all-to-alls.
 fn main() {
     if std::env::args().any(|a| a == "auth") {
+        tag_cost(1400);
+        tag_cost(8900);
         auth_cost(1400, 32 << 20);
         auth_cost(8900, 32 << 20);
         return;

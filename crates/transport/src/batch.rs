@@ -5,7 +5,7 @@
 
 use std::io;
 use std::mem::{size_of, zeroed};
-use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// Bytes of the largest datagram a socket buffer slot holds (a jumbo frame's UDP payload fits).
@@ -58,13 +58,14 @@ impl RawAddr {
     }
 
     /// The address the kernel wrote, if it is IPv4 or IPv6.
+    #[cfg(test)]
     pub fn get(&self) -> Option<SocketAddr> {
         match self.storage.ss_family as libc::c_int {
             libc::AF_INET => {
                 // SAFETY: the family says the storage holds a sockaddr_in.
                 let sin = unsafe { &*(&self.storage as *const _ as *const libc::sockaddr_in) };
                 let ip = std::net::Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
-                Some(SocketAddr::V4(SocketAddrV4::new(
+                Some(SocketAddr::V4(std::net::SocketAddrV4::new(
                     ip,
                     u16::from_be(sin.sin_port),
                 )))
@@ -72,7 +73,7 @@ impl RawAddr {
             libc::AF_INET6 => {
                 // SAFETY: the family says the storage holds a sockaddr_in6.
                 let s = unsafe { &*(&self.storage as *const _ as *const libc::sockaddr_in6) };
-                Some(SocketAddr::V6(SocketAddrV6::new(
+                Some(SocketAddr::V6(std::net::SocketAddrV6::new(
                     s.sin6_addr.s6_addr.into(),
                     u16::from_be(s.sin6_port),
                     s.sin6_flowinfo,
@@ -211,7 +212,17 @@ impl RecvBatch {
         }
     }
 
+    /// Datagram `i` of the last `recv` (`None` if it was cut short), to open in place.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut [u8]> {
+        debug_assert!(i < self.filled);
+        match self.lens[i] {
+            usize::MAX => None,
+            n => Some(&mut self.bufs[i][..n]),
+        }
+    }
+
     /// Datagram `i` of the last `recv` (`None` if it was cut short) and its sender.
+    #[cfg(test)]
     pub fn get(&self, i: usize) -> (Option<&[u8]>, Option<SocketAddr>) {
         debug_assert!(i < self.filled);
         let d = match self.lens[i] {

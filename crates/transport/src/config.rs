@@ -13,6 +13,9 @@ use crate::wire::HEADER_LEN;
 /// The largest payload a datagram carries: a UDP datagram's 65,507 bytes less the header.
 pub const MAX_PAYLOAD: usize = MAX_DATAGRAM - HEADER_LEN;
 
+/// The payload a 1500-byte MTU holds: 1500 less IPv4's 20 bytes, UDP's 8 and the header.
+pub const DEFAULT_PAYLOAD: usize = 1500 - 28 - HEADER_LEN;
+
 /// One rank's endpoint.
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
@@ -21,8 +24,8 @@ pub struct EndpointConfig {
     pub peers: Vec<SocketAddr>,
     /// Names this run; datagrams of another session are counted as foreign and dropped.
     pub session: u32,
-    /// Payload bytes per DATA packet, the same at every rank (1400: a 1500-byte MTU holds it
-    /// with the 60-byte header and IP/UDP's 28; 8900 with jumbo frames).
+    /// Payload bytes per DATA packet, the same at every rank (1388: a 1500-byte MTU holds it
+    /// with the 84-byte header and IP/UDP's 28; 8900 with jumbo frames).
     pub payload: usize,
     /// Pace everything this endpoint sends to this many bits per second on the wire (IP, UDP
     /// and Ethernet overhead counted); `None`: as fast as the socket takes it.
@@ -84,9 +87,9 @@ impl EndpointConfig {
             rank,
             peers,
             session,
-            payload: 1400,
+            payload: DEFAULT_PAYLOAD,
             rate_bps: None,
-            burst_bytes: 16 * (1400 + HEADER_LEN),
+            burst_bytes: 16 * (DEFAULT_PAYLOAD + HEADER_LEN),
             loss: LossInjection::default(),
             resend_timeout: Duration::from_millis(5),
             dead_after: 100,

@@ -4,7 +4,7 @@
 //! endpoint moves bytes, keeps time, paces, batches system calls and checks what arrives.
 //!
 //! - [`wire`]: the versioned datagram header;
-//! - [`auth`]: the keyed tag every datagram carries ([`WireKey`]);
+//! - [`auth`]: the authenticated encryption (AES-128-GCM) of every datagram ([`WireKey`]);
 //! - [`Endpoint`]: `exchange(op, protocol, sends, recv_from)`, blocking, concurrent per op id;
 //! - [`LossInjection`]: drop, duplicate, reorder at send, from a seed.
 
@@ -23,7 +23,7 @@ mod stats;
 pub mod wire;
 
 pub use auth::WireKey;
-pub use config::{EndpointConfig, ExchangeProtocol, ReturnWhen, MAX_PAYLOAD};
+pub use config::{EndpointConfig, ExchangeProtocol, ReturnWhen, DEFAULT_PAYLOAD, MAX_PAYLOAD};
 pub use endpoint::Endpoint;
 pub use error::TransportError;
 pub use loss::LossInjection;

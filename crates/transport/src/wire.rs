@@ -3,7 +3,7 @@
 //! ```text
 //! magic u16 | version u8 | kind u8 | session u32 | op u64 | src u32 | dst u32 | seq u32 |
 //! total u32 | unsched u32 | seed u64 | msg_bytes u64 | msg_crc u32 | payload_len u32 |
-//! tag [u8; 8] | payload
+//! nonce u64 | tag [u8; 16] | payload
 //! ```
 //!
 //! `session` names one run of a job (agreed at start), so datagrams of an earlier or another
@@ -12,8 +12,10 @@
 //! also carries its whole message's length in bytes and CRC-32, so a receiver can size its
 //! buffer from any packet and check the message on completion; a DATA packet's payload goes at
 //! offset `seq x payload size` (the session's, agreed at start). Decoding checks the syntax
-//! only; whether a packet makes sense for an operation is the endpoint's call. `tag` is the
-//! datagram's keyed tag ([`crate::auth`]), zero when encoded; the endpoint seals and checks it.
+//! only; whether a packet makes sense for an operation is the endpoint's call. `nonce` and
+//! `tag` belong to the datagram's authenticated encryption ([`crate::auth`]): zero when
+//! encoded, they are written when the endpoint seals the datagram (which also encrypts the
+//! payload) and checked when it opens one.
 
 use coflowkit_shuffle::proto::{Kind, Packet};
 use thiserror::Error;
@@ -21,9 +23,9 @@ use thiserror::Error;
 /// The first two bytes of every datagram ("CK" little-endian).
 pub const MAGIC: u16 = u16::from_le_bytes(*b"CK");
 /// Bumped on any incompatible change of the header.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Bytes before the payload.
-pub const HEADER_LEN: usize = 68;
+pub const HEADER_LEN: usize = 84;
 
 /// What a datagram says besides its payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +139,7 @@ pub fn encode_into(h: &Header, payload: &[u8], buf: &mut [u8]) -> Result<usize, 
     w.put(&h.msg_bytes.to_le_bytes());
     w.put(&h.msg_crc.to_le_bytes());
     w.put(&(payload.len() as u32).to_le_bytes());
+    w.put(&[0; 8]); // the nonce
     w.put(&[0; crate::auth::TAG_LEN]);
     debug_assert_eq!(w.at, HEADER_LEN);
     w.put(payload);
@@ -183,6 +186,7 @@ pub fn decode(buf: &[u8], session: u32) -> Result<(Header, &[u8]), WireError> {
     let msg_bytes = u64::from_le_bytes(r.take());
     let msg_crc = u32::from_le_bytes(r.take());
     let payload_len = u32::from_le_bytes(r.take());
+    // The nonce and the tag are the key's to check.
     let payload = &buf[HEADER_LEN..];
     if payload.len() != payload_len as usize {
         return Err(WireError::Length {
@@ -259,10 +263,10 @@ mod tests {
         }
     }
 
-    /// `buf` with its tag zeroed, as `encode` writes it (decoding does not read the tag).
+    /// `buf` with its nonce and tag zeroed, as `encode` writes them (decoding reads neither).
     fn untagged(buf: &[u8]) -> Vec<u8> {
         let mut b = buf.to_vec();
-        b[crate::auth::TAG_AT..HEADER_LEN].fill(0);
+        b[crate::auth::NONCE_AT..HEADER_LEN].fill(0);
         b
     }
 
@@ -350,8 +354,9 @@ mod tests {
         assert_eq!(b[44..52], 4000u64.to_le_bytes());
         assert_eq!(b[52..56], 0xdead_beefu32.to_le_bytes());
         assert_eq!(b[56..60], 100u32.to_le_bytes());
-        assert_eq!(b[60..68], [0; 8], "the tag, sealed by the endpoint");
-        assert_eq!(&b[68..], &payload[..]);
+        assert_eq!(b[60..68], [0; 8], "the nonce, numbered by the endpoint");
+        assert_eq!(b[68..84], [0; 16], "the tag, sealed by the endpoint");
+        assert_eq!(&b[84..], &payload[..]);
     }
 
     #[test]
@@ -367,11 +372,11 @@ mod tests {
         assert_eq!(with(2, 9), WireError::Version { got: 9 });
         assert_eq!(with(3, 200), WireError::Kind(200));
         assert_eq!(
-            decode(&good[..67], 7).unwrap_err(),
-            WireError::Truncated { len: 67 }
+            decode(&good[..83], 7).unwrap_err(),
+            WireError::Truncated { len: 83 }
         );
         assert_eq!(
-            decode(&good[..158], 7).unwrap_err(),
+            decode(&good[..174], 7).unwrap_err(),
             WireError::Length {
                 header: 100,
                 actual: 90
@@ -389,9 +394,18 @@ mod tests {
         assert_eq!(
             encode_into(&h, &payload, &mut small).unwrap_err(),
             WireError::Buffer {
-                need: 168,
+                need: 184,
                 have: 100
             }
+        );
+        // A version-2 datagram (68-byte header) is named as such when it is long enough to
+        // be read (a control packet of version 2 is not: it is cut short of this header).
+        let mut v2 = good[..68 + 100].to_vec();
+        v2[2] = 2;
+        assert_eq!(decode(&v2, 7).unwrap_err(), WireError::Version { got: 2 });
+        assert_eq!(
+            decode(&v2[..68], 7).unwrap_err(),
+            WireError::Truncated { len: 68 }
         );
     }
 }
