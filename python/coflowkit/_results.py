@@ -166,6 +166,46 @@ def _read_doc(f: str) -> Any:
     if len(data) > MAX_RESULTS_BYTES:
         raise CoflowkitError(f"{f}: larger than the limit of {MAX_RESULTS_BYTES} bytes for a results file")
     try:
-        return json.loads(data)
+        doc = json.loads(data)
     except (ValueError, UnicodeDecodeError) as e:
         raise CoflowkitError(f"{f}: not a JSON document of `coflowkit sim --json`: {e}") from e
+    except RecursionError as e:
+        # Python's reader recurses per level (about 1,000 deep); a results file nests 4.
+        raise CoflowkitError(
+            f"{f}: JSON nested too deeply to read (a results file of `coflowkit sim --json` "
+            "nests 4 levels)"
+        ) from e
+    _check_doc(f, doc)
+    return doc
+
+
+def _check_doc(f: str, doc: Any) -> None:
+    """That `doc` has what `Results` reads, so a file that is not a results file fails at load
+    (naming the file and the field), not later when a property is first read."""
+    from ._native import CoflowkitError
+
+    def bad(what: str) -> CoflowkitError:
+        return CoflowkitError(f"{f}: not a results file of `coflowkit sim --json`: {what}")
+
+    def kind(v: Any) -> str:
+        return {dict: "an object", list: "an array", str: "a string"}.get(type(v), type(v).__name__)
+
+    if not isinstance(doc, dict):
+        raise bad(f"the document is {kind(doc)}, not an object")
+    for key, want in (("baseline", str), ("results", list)):
+        if key not in doc:
+            raise bad(f"missing field `{key}`")
+        if not isinstance(doc[key], want):
+            raise bad(f"field `{key}` is {kind(doc[key])}, not {kind(want())}")
+    for i, r in enumerate(doc["results"]):
+        where = f"results[{i}]"
+        if not isinstance(r, dict):
+            raise bad(f"`{where}` is {kind(r)}, not an object")
+        for key, want in (("scheduler", str), ("summary", dict), ("coflows", list)):
+            if key not in r:
+                raise bad(f"missing field `{where}.{key}`")
+            if not isinstance(r[key], want):
+                raise bad(f"field `{where}.{key}` is {kind(r[key])}, not {kind(want())}")
+        for j, c in enumerate(r["coflows"]):
+            if not isinstance(c, dict):
+                raise bad(f"`{where}.coflows[{j}]` is {kind(c)}, not an object")

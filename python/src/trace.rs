@@ -8,6 +8,7 @@ use std::sync::Arc;
 use coflowkit_model::gen::{default_classes, ClassSpec, CustomSpec, FbScaleSpec};
 use coflowkit_model::trace::{self, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -111,9 +112,10 @@ impl PyTrace {
             .map_err(|e| py_err(e.into()))
     }
 
-    /// Write the trace to `path` (`format` as in `to_text`).
+    /// Write the trace to `path` (str, bytes or os.PathLike; `format` as in `to_text`).
     #[pyo3(signature = (path, format = "benchmark"))]
-    fn write(&self, py: Python<'_>, path: PathBuf, format: &str) -> PyResult<()> {
+    fn write(&self, py: Python<'_>, path: &Bound<'_, PyAny>, format: &str) -> PyResult<()> {
+        let path = path_arg(path, "Trace.write", "path")?;
         let text = self.to_text(py, format)?;
         std::fs::write(&path, text)
             .map_err(|e| CoflowkitError::new_err(format!("writing {}: {e}", path.display())))
@@ -180,12 +182,100 @@ fn parse_format(name: &str) -> PyResult<Format> {
     }
 }
 
-/// Read a trace file (coflow-benchmark or Sincronia format, detected). Bad input raises
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map_or_else(|_| "?".into(), |n| n.to_string())
+}
+
+/// A file path argument as `open` takes one: str, bytes or os.PathLike. Anything else is a
+/// TypeError naming the function and the argument.
+pub(crate) fn path_arg(v: &Bound<'_, PyAny>, func: &str, name: &str) -> PyResult<PathBuf> {
+    let wrong = || {
+        PyTypeError::new_err(format!(
+            "{func}: `{name}` must be a path (str, bytes or os.PathLike), not {}",
+            type_name(v)
+        ))
+    };
+    let p = v
+        .py()
+        .import("os")?
+        .call_method1("fspath", (v,))
+        .map_err(|_| wrong())?;
+    if let Ok(b) = p.downcast::<PyBytes>() {
+        use std::os::unix::ffi::OsStrExt;
+        return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(b.as_bytes())));
+    }
+    p.extract::<PathBuf>().map_err(|_| wrong())
+}
+
+/// An integer argument of type `T`. Out of `T`'s range is an OverflowError, not an integer a
+/// TypeError; both name the function, the argument and the range (PyO3's own OverflowError
+/// named neither).
+pub(crate) fn int_arg<'py, T>(v: &Bound<'py, PyAny>, func: &str, name: &str) -> PyResult<T>
+where
+    T: FromPyObject<'py> + num_bounds::Bounds,
+{
+    v.extract::<T>().map_err(|e| {
+        let range = format!("{} to {}", T::MIN_TEXT, T::MAX_TEXT);
+        if e.is_instance_of::<PyOverflowError>(v.py()) {
+            let shown = v.str().map_or_else(|_| "?".into(), |s| s.to_string());
+            PyOverflowError::new_err(format!(
+                "{func}: `{name}` = {} is out of range: it must be an integer from {range}",
+                coflowkit_model::echo::echo(&shown)
+            ))
+        } else {
+            PyTypeError::new_err(format!(
+                "{func}: `{name}` must be an integer from {range}, not {}",
+                type_name(v)
+            ))
+        }
+    })
+}
+
+pub(crate) mod num_bounds {
+    /// The range of an integer type, for messages.
+    pub trait Bounds {
+        const MIN_TEXT: &'static str;
+        const MAX_TEXT: &'static str;
+    }
+    impl Bounds for u32 {
+        const MIN_TEXT: &'static str = "0";
+        const MAX_TEXT: &'static str = "4294967295";
+    }
+    impl Bounds for u64 {
+        const MIN_TEXT: &'static str = "0";
+        const MAX_TEXT: &'static str = "18446744073709551615";
+    }
+    impl Bounds for usize {
+        const MIN_TEXT: &'static str = "0";
+        const MAX_TEXT: &'static str = "18446744073709551615";
+    }
+}
+
+fn opt_int_arg<'py, T>(v: Option<&Bound<'py, PyAny>>, func: &str, name: &str) -> PyResult<Option<T>>
+where
+    T: FromPyObject<'py> + num_bounds::Bounds,
+{
+    match v {
+        Some(v) if !v.is_none() => int_arg(v, func, name).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Read a trace file (coflow-benchmark or Sincronia format, detected); `path` is a str,
+/// bytes or os.PathLike, as `open` takes (trace text goes to `parse_trace`). Bad input raises
 /// CoflowkitError naming the file, line and field; so does a trace of more than `max_flows`
 /// flows (as `coflowkit sim --max-flows`), before they are made.
 #[pyfunction]
-#[pyo3(signature = (path, max_flows = DEFAULT_MAX_FLOWS))]
-pub fn read_trace(py: Python<'_>, path: PathBuf, max_flows: u64) -> PyResult<PyTrace> {
+#[pyo3(signature = (path, max_flows = None))]
+pub fn read_trace(
+    py: Python<'_>,
+    path: &Bound<'_, PyAny>,
+    max_flows: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTrace> {
+    let path = path_arg(path, "read_trace", "path")?;
+    let max_flows = opt_int_arg(max_flows, "read_trace", "max_flows")?.unwrap_or(DEFAULT_MAX_FLOWS);
     let name = path.display().to_string();
     let t = py
         .allow_threads(|| trace::read_path_with(&path, &ReadOptions::with_max_flows(max_flows)))
@@ -250,15 +340,18 @@ fn check_gen_size(coflows: usize, flows_per_coflow: f64) -> PyResult<()> {
 /// The FB trace resampled (`coflowkit trace gen fb`): `coflows` coflows at `load` times the
 /// base's arrival rate, on `ports` ports (default: the base's).
 #[pyfunction]
-#[pyo3(signature = (coflows = 5260, load = 1.0, ports = None, seed = 1, base = None))]
+#[pyo3(signature = (coflows = None, load = 1.0, ports = None, seed = None, base = None))]
 pub fn gen_fb(
     py: Python<'_>,
-    coflows: usize,
+    coflows: Option<&Bound<'_, PyAny>>,
     load: f64,
-    ports: Option<u32>,
-    seed: u64,
+    ports: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
     base: Option<&PyTrace>,
 ) -> PyResult<PyTrace> {
+    let coflows: usize = opt_int_arg(coflows, "gen_fb", "coflows")?.unwrap_or(5260);
+    let ports: Option<u32> = opt_int_arg(ports, "gen_fb", "ports")?;
+    let seed: u64 = opt_int_arg(seed, "gen_fb", "seed")?.unwrap_or(1);
     let base = match base {
         Some(b) => b.inner.clone(),
         None => bundled_trace(py, "fb")?.inner,
@@ -285,15 +378,18 @@ pub fn gen_fb(
 /// Coflows of given classes (`coflowkit trace gen custom`): `classes` as
 /// "NAME:FRACTION:MINW-MAXW:MINMB-MAXMB" strings (default: the thesis' four bins).
 #[pyfunction]
-#[pyo3(signature = (coflows = 500, ports = 150, classes = None, mean_interarrival_ms = 1000.0, seed = 1))]
+#[pyo3(signature = (coflows = None, ports = None, classes = None, mean_interarrival_ms = 1000.0, seed = None))]
 pub fn gen_custom(
     py: Python<'_>,
-    coflows: usize,
-    ports: u32,
+    coflows: Option<&Bound<'_, PyAny>>,
+    ports: Option<&Bound<'_, PyAny>>,
     classes: Option<Vec<String>>,
     mean_interarrival_ms: f64,
-    seed: u64,
+    seed: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTrace> {
+    let coflows: usize = opt_int_arg(coflows, "gen_custom", "coflows")?.unwrap_or(500);
+    let ports: u32 = opt_int_arg(ports, "gen_custom", "ports")?.unwrap_or(150);
+    let seed: u64 = opt_int_arg(seed, "gen_custom", "seed")?.unwrap_or(1);
     let classes = match classes {
         None => default_classes(),
         Some(v) => v

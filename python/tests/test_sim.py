@@ -186,3 +186,33 @@ def test_max_flows_refuses_larger_traces(small, tmp_path):
     assert ck.read_trace(path, max_flows=n).num_flows == n
     assert ck.sim(path, schedulers="fifo", baseline="fifo", max_flows=n).schedulers == ["fifo"]
     assert ck.sim(small, schedulers="fifo", baseline="fifo", max_flows=n).schedulers == ["fifo"]
+
+
+def test_load_results_checks_the_document_at_load(tmp_path):
+    # Session 33: a JSON file that was not a results file loaded, and failed only when a
+    # property was read (KeyError: 'results'); a deeply nested one gave RecursionError.
+    cases = [
+        ("[1, 2]", "the document is an array, not an object"),
+        ('{"a": 1}', "missing field `baseline`"),
+        ('{"baseline": "varys"}', "missing field `results`"),
+        ('{"baseline": "varys", "results": {}}', "field `results` is an object, not an array"),
+        ('{"baseline": "varys", "results": [{"scheduler": "varys", "summary": {}}]}',
+         r"missing field `results\[0\].coflows`"),
+        ('{"baseline": "varys", "results": [{"scheduler": "varys", "summary": [], "coflows": []}]}',
+         r"field `results\[0\].summary` is an array, not an object"),
+        ('{"baseline": "varys", "results": [{"scheduler": "v", "summary": {}, "coflows": [3]}]}',
+         r"`results\[0\].coflows\[0\]` is int, not an object"),
+    ]
+    for i, (text, why) in enumerate(cases):
+        p = tmp_path / f"r{i}.json"
+        p.write_text(text)
+        with pytest.raises(ck.CoflowkitError, match=f"r{i}.json: not a results file of `coflowkit sim --json`: {why}"):
+            ck.load_results(p)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ck.CoflowkitError, match="deep.json: JSON nested too deeply to read"):
+        ck.load_results(deep)
+    # A good document with no results at all still loads.
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"baseline": "varys", "results": []}')
+    assert ck.load_results(empty).schedulers == []

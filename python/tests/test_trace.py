@@ -77,3 +77,42 @@ def test_generators_are_seeded():
 def test_unknown_bundled_trace():
     with pytest.raises(ck.CoflowkitError, match="fb"):
         ck.bundled_trace("google")
+
+
+def test_paths_may_be_bytes_and_anything_else_is_a_clear_type_error(tmp_path):
+    # Session 33: read_trace(b"...") gave PyO3's "'bytes' object cannot be converted to
+    # 'PyString'"; a bytes path is a path, as `open` takes it.
+    good = tmp_path / "good.txt"
+    good.write_text("4 1\n1 0 1 0 1 1:1\n")
+    t = ck.read_trace(bytes(good))
+    assert len(t) == 1 and t.name == str(good)
+    t.write(bytes(tmp_path / "back.txt"))
+    assert (tmp_path / "back.txt").exists()
+    with pytest.raises(TypeError, match=r"read_trace: `path` must be a path \(str, bytes or os.PathLike\), not int"):
+        ck.read_trace(5)
+    with pytest.raises(TypeError, match=r"Trace.write: `path` must be a path .*not list"):
+        t.write([1])
+    # A missing bytes path is named like a str one.
+    with pytest.raises(ck.CoflowkitError, match="nope.txt"):
+        ck.read_trace(bytes(tmp_path / "nope.txt"))
+
+
+def test_integers_out_of_range_name_the_function_and_the_argument():
+    # Session 33: gen_fb(ports=2**40) raised PyO3's OverflowError naming no argument.
+    with pytest.raises(OverflowError, match=r"gen_fb: `ports` = 1099511627776 is out of range: it must be an integer from 0 to 4294967295"):
+        ck.trace.gen_fb(coflows=10, ports=2**40)
+    with pytest.raises(OverflowError, match=r"gen_fb: `seed` = -1 is out of range"):
+        ck.trace.gen_fb(coflows=10, seed=-1)
+    with pytest.raises(OverflowError, match=r"gen_custom: `coflows` = -5 is out of range"):
+        ck.trace.gen_custom(coflows=-5)
+    with pytest.raises(OverflowError, match=r"read_trace: `max_flows` = 1267650600228229401496703205376 is out of range"):
+        ck.read_trace("x", max_flows=2**100)
+    with pytest.raises(TypeError, match=r"gen_custom: `ports` must be an integer from 0 to 4294967295, not str"):
+        ck.trace.gen_custom(ports="8")
+    # A 10,000-digit integer is quoted bounded.
+    with pytest.raises(OverflowError) as e:
+        ck.trace.gen_fb(coflows=10, ports=10**10000)
+    assert len(str(e.value)) < 1000
+    # Defaults and in-range values still work.
+    assert len(ck.trace.gen_fb(coflows=10, ports=150, seed=3)) == 10
+    assert len(ck.trace.gen_custom(coflows=5, ports=None, seed=None)) == 5
