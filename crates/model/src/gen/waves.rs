@@ -152,7 +152,7 @@ pub fn split_slots(trace: &Trace, max_waves: u32, seed: u64) -> Result<Trace, Ge
         }
         let m = senders.len();
         let task =
-            |k: usize, j: usize| TASK_FLAG | (c.id * WAVE_IDS + k as u64) * SLOT_IDS + j as u64;
+            |k: usize, j: usize| TASK_FLAG | ((c.id * WAVE_IDS + k as u64) * SLOT_IDS + j as u64);
         // The task last run in each slot.
         let mut slot: Vec<Option<CoflowId>> = Vec::new();
         for k in 0..w {

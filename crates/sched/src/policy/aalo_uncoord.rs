@@ -248,7 +248,7 @@ impl AaloUncoord {
             let rank = |i: usize| {
                 let v = &views[i];
                 let port = v.flows.first().map_or(0, |f| f.src) as u64;
-                splitmix(port << 40 ^ v.id)
+                splitmix((port << 40) ^ v.id)
             };
             self.by_queue.sort_by(|&a, &b| {
                 (q[a].cmp(&q[b]))
@@ -414,7 +414,8 @@ mod tests {
     /// C.1.1: neither coflow then finishes early).
     #[test]
     fn local_ties_let_senders_disagree_on_coflows_that_arrive_together() {
-        let first = |port: u64, a: u64, b: u64| splitmix(port << 40 ^ a) < splitmix(port << 40 ^ b);
+        let first =
+            |port: u64, a: u64, b: u64| splitmix((port << 40) ^ a) < splitmix((port << 40) ^ b);
         let (a, b) = (1..100u64)
             .flat_map(|a| (a + 1..100).map(move |b| (a, b)))
             .find(|&(a, b)| first(0, a, b) != first(1, a, b))
