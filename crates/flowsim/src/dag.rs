@@ -25,6 +25,11 @@ pub enum Dependencies {
     /// its last parent's end. Its CCT and flow times count from then (its deadline stays
     /// anchored at the trace arrival).
     StartsAfter,
+    /// Multi-wave stages without barriers (`--wave-timing overlap`, `waves::split_slots`): a
+    /// coflow's *first* parent is a finishes-before edge (it joins that parent's DAG: Aalo's
+    /// one entity per stage) and every further parent a starts-after edge (it is held until
+    /// they have ended, then counts from its release as under `StartsAfter`).
+    StageSlots,
 }
 
 pub(crate) struct DagBook {
@@ -57,12 +62,19 @@ impl DagBook {
             let c = &trace.coflows[ti];
             ids.assign(c.id, c.arrival_s, &c.parents)?;
         }
-        let parents = (deps == Dependencies::StartsAfter).then(|| {
+        // The parents a coflow waits for: all under starts-after, all but the first under
+        // stage slots.
+        let skip = match deps {
+            Dependencies::FinishesBefore => None,
+            Dependencies::StartsAfter => Some(0),
+            Dependencies::StageSlots => Some(1),
+        };
+        let parents = skip.map(|skip| {
             let index: HashMap<_, _> = order.iter().map(|&ti| (trace.coflows[ti].id, ti)).collect();
             trace
                 .coflows
                 .iter()
-                .map(|c| c.parents.iter().map(|p| index[p]).collect())
+                .map(|c| c.parents.iter().skip(skip).map(|p| index[p]).collect())
                 .collect()
         });
         Ok(Some(DagBook {

@@ -168,6 +168,15 @@ pub struct SchedOptions {
     /// simulator's skipped coflows do [default: on for fifo only].
     #[serde(default)]
     pub blocked_share: Option<bool>,
+    /// `aalo-uncoord`: coflows that arrive at the same instant are ordered by each sender on
+    /// its own (a per-port seeded shuffle) instead of by one order every sender shares
+    /// [default: off, the shared order].
+    #[serde(default)]
+    pub uncoord_local_ties: bool,
+    /// `pfp`: order flows by bytes left only, even when coflows have deadlines (the
+    /// reference's PDQ) [default: off, earliest deadline first].
+    #[serde(default)]
+    pub pfp_ignore_deadlines: bool,
 }
 
 /// `fifo-lm`'s heavy threshold when none is given: 100 MB.
@@ -195,7 +204,11 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
     };
     match kind {
         SchedulerKind::Fair => Box::new(Fair::new(opts.fair_max_per_reducer)),
-        SchedulerKind::Pfp => Box::new(Pfp::new(opts.on_flow_completion)),
+        SchedulerKind::Pfp => {
+            let mut p = Pfp::new(opts.on_flow_completion);
+            p.ignore_deadlines = opts.pfp_ignore_deadlines;
+            Box::new(p)
+        }
         SchedulerKind::Fifo => ordered(Order::Fifo),
         SchedulerKind::Scf => ordered(Order::Scf),
         SchedulerKind::Ncf => ordered(Order::Ncf),
@@ -214,7 +227,9 @@ pub fn build(kind: SchedulerKind, opts: &SchedOptions) -> Box<dyn Scheduler> {
         SchedulerKind::FifoLm => Box::new(FifoLm::new(
             opts.fifo_lm_heavy_bytes.unwrap_or(FIFO_LM_HEAVY_BYTES),
         )),
-        SchedulerKind::AaloUncoord => Box::new(AaloUncoord::new(opts.aalo)),
+        SchedulerKind::AaloUncoord => {
+            Box::new(AaloUncoord::new(opts.aalo).with_local_ties(opts.uncoord_local_ties))
+        }
         SchedulerKind::Vc => Box::new(VirtualCluster::new()),
     }
 }

@@ -145,6 +145,14 @@ pub struct SchedArgs {
     /// skipped coflows do [default: on for fifo, off for the others]
     #[arg(long, value_enum, value_name = "ON|OFF")]
     pub blocked_share: Option<OnOff>,
+    /// aalo-uncoord: coflows arriving at the same instant are ordered by each sender on its
+    /// own (a per-port shuffle) instead of in one order all senders share (Theorem C.1.1)
+    #[arg(long)]
+    pub uncoord_local_ties: bool,
+    /// pfp: order flows by bytes left only, ignoring deadlines (the reference simulator's
+    /// PDQ in its deadline mode) instead of earliest deadline first
+    #[arg(long)]
+    pub pfp_ignore_deadlines: bool,
     /// saath: turn off all-or-none (ablation)
     #[arg(long)]
     pub saath_no_all_or_none: bool,
@@ -283,6 +291,8 @@ impl SchedArgs {
         o.saath.per_flow_threshold = !self.saath_no_per_flow_threshold;
         o.saath.work_conservation = !self.saath_no_work_conservation;
         o.blocked_share = self.blocked_share.map(|v| v == OnOff::On);
+        o.uncoord_local_ties = self.uncoord_local_ties;
+        o.pfp_ignore_deadlines = self.pfp_ignore_deadlines;
         Ok(o)
     }
 }

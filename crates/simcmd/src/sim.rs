@@ -34,6 +34,16 @@ pub enum Model {
     Coflowsim,
 }
 
+/// When the later waves of a multi-wave stage start (`--wave-timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WaveTiming {
+    /// Each wave a coflow that starts when the wave before it has ended
+    Barrier,
+    /// Sender slots: the j-th sender of a wave starts when the j-th of the wave before has
+    /// ended; one coflow per sender and wave, one DAG (Aalo's entity) per stage
+    Overlap,
+}
+
 #[derive(Args, Debug)]
 pub struct SimArgs {
     /// Simulator model
@@ -61,6 +71,13 @@ pub struct SimArgs {
     /// completion times are reported beside the CCTs of the waves (Aalo §6.8)
     #[arg(long, value_name = "W")]
     pub max_waves: Option<u32>,
+    /// With --max-waves, when a later wave's senders start: `barrier` (each wave a coflow that
+    /// starts when the whole wave before it has ended) or `overlap` (the thesis' setting for
+    /// Aalo: no barrier; a sender slot runs one wave's sender at a time, so the j-th sender of
+    /// wave k+1 starts when the j-th of wave k has sent all it has; every sender's part of a
+    /// wave is a coflow of its own, and Aalo sees a stage as one entity; docs/choices.md)
+    #[arg(long, value_enum, default_value_t = WaveTiming::Barrier, value_name = "HOW", requires = "max_waves")]
+    pub wave_timing: WaveTiming,
     /// --model coflowsim, ablation: FIFO, SCF, NCF, LCF and SEBF do their work conservation in
     /// their own order instead of the reference's order of earliest synthetic deadline
     #[arg(long)]
@@ -207,7 +224,12 @@ pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Res
         if args.model == Model::Coflowsim {
             bail!("--max-waves: the reference simulator has no dependencies between coflows; use --model exact");
         }
-        *trace = coflowkit_model::gen::waves::split(trace, w, args.seed).context("--max-waves")?;
+        use coflowkit_model::gen::waves;
+        *trace = match args.wave_timing {
+            WaveTiming::Barrier => waves::split(trace, w, args.seed),
+            WaveTiming::Overlap => waves::split_slots(trace, w, args.seed),
+        }
+        .context("--max-waves")?;
     }
     Ok(())
 }
@@ -217,7 +239,10 @@ pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Res
 pub fn sim_options(args: &SimArgs) -> Result<SimOptions> {
     let mut o = args.engine.options()?;
     if args.max_waves.is_some() {
-        o.dependencies = Dependencies::StartsAfter;
+        o.dependencies = match args.wave_timing {
+            WaveTiming::Barrier => Dependencies::StartsAfter,
+            WaveTiming::Overlap => Dependencies::StageSlots,
+        };
     }
     Ok(o)
 }

@@ -11,6 +11,17 @@
 //! entity (its DAG rule, one coflow per stage); clairvoyant Varys sees one coflow per wave,
 //! which is how the thesis says Varys must run them. A stage's completion time is the last
 //! wave's end minus the stage's arrival ([`stage_of`] maps a wave back).
+//!
+//! [`split_slots`] is the thesis' setting without barriers (`--wave-timing overlap`): "Aalo
+//! uses one coflow per stage and no barriers" (§6.8.3). A stage of W waves has as many sender
+//! *slots* as its largest wave has senders (the thesis varied "the maximum number of concurrent
+//! senders in each wave"); slot j runs the j-th sender of each wave in turn, so the j-th
+//! sender of wave k+1 starts when the j-th sender of wave k has sent all its bytes (its task
+//! ended and freed the slot), not when the whole wave has. Every sender's part of a wave (a
+//! *task*) is a coflow of its own, parents `[first task of the stage, the task before it in its
+//! slot]`: replayed with `Dependencies::StageSlots`, the first parent only puts the task in the
+//! stage's DAG (Aalo's one entity per stage) and the second holds it until that task ended. A
+//! stage of one wave stays one coflow, as under [`split`].
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -31,21 +42,36 @@ pub fn table_6_4(max_waves: u32) -> Option<&'static [f64]> {
     }
 }
 
-/// The stage a wave of [`split`] belongs to.
+/// Task ids of [`split_slots`]: `TASK_FLAG | (stage id * WAVE_IDS + wave) * SLOT_IDS + slot`.
+pub const TASK_FLAG: u64 = 1 << 62;
+/// Slots a stage of [`split_slots`] may have.
+pub const SLOT_IDS: u64 = 1 << 10;
+
+/// The stage a wave of [`split`] or a task of [`split_slots`] belongs to.
 pub fn stage_of(wave: CoflowId) -> CoflowId {
-    wave / WAVE_IDS
+    if wave & TASK_FLAG != 0 {
+        (wave & !TASK_FLAG) / SLOT_IDS / WAVE_IDS
+    } else {
+        wave / WAVE_IDS
+    }
 }
 
-/// Split every coflow of `trace` into waves (see the module docs), seeded.
-pub fn split(trace: &Trace, max_waves: u32, seed: u64) -> Result<Trace, GenError> {
+/// Each coflow of `trace` with its senders (sorted) and its number of waves, drawn from Table
+/// 6.4 in trace order (one draw per coflow, so [`split`] and [`split_slots`] agree).
+fn draw(
+    trace: &Trace,
+    max_waves: u32,
+    seed: u64,
+    max_id: u64,
+) -> Result<Vec<(Vec<u32>, usize)>, GenError> {
     let dist = table_6_4(max_waves).ok_or_else(|| GenError::BadSpec {
         field: "max waves",
         why: format!("{max_waves}: Table 6.4 of the thesis gives 1, 2 and 4"),
     })?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut coflows = Vec::with_capacity(trace.coflows.len());
+    let mut out = Vec::with_capacity(trace.coflows.len());
     for c in &trace.coflows {
-        if c.id > u64::MAX / WAVE_IDS - 1 {
+        if c.id > max_id {
             return Err(GenError::BadSpec {
                 field: "coflow id",
                 why: format!("{} is too large to number its waves", c.id),
@@ -74,6 +100,16 @@ pub fn split(trace: &Trace, max_waves: u32, seed: u64) -> Result<Trace, GenError
         senders.sort_unstable();
         senders.dedup();
         let w = drawn.min(senders.len()).max(1);
+        out.push((senders, w));
+    }
+    Ok(out)
+}
+
+/// Split every coflow of `trace` into waves (see the module docs), seeded.
+pub fn split(trace: &Trace, max_waves: u32, seed: u64) -> Result<Trace, GenError> {
+    let drawn = draw(trace, max_waves, seed, u64::MAX / WAVE_IDS - 1)?;
+    let mut coflows = Vec::with_capacity(trace.coflows.len());
+    for (c, (senders, w)) in trace.coflows.iter().zip(drawn) {
         let m = senders.len();
         for j in 0..w {
             let part = &senders[j * m / w..(j + 1) * m / w];
@@ -91,6 +127,61 @@ pub fn split(trace: &Trace, max_waves: u32, seed: u64) -> Result<Trace, GenError
                 vec![c.id * WAVE_IDS + j as u64 - 1]
             };
             coflows.push(wave);
+        }
+    }
+    Ok(Trace {
+        ports: trace.ports,
+        coflows,
+    })
+}
+
+/// Split every coflow of `trace` into the waves [`split`] draws (same seed, same waves), each
+/// wave into one task per sender, chained slot by slot (see the module docs): for
+/// `--wave-timing overlap`, replayed with `Dependencies::StageSlots`.
+pub fn split_slots(trace: &Trace, max_waves: u32, seed: u64) -> Result<Trace, GenError> {
+    let max_id = (TASK_FLAG - 1) / SLOT_IDS / WAVE_IDS - 1;
+    let drawn = draw(trace, max_waves, seed, max_id)?;
+    let mut coflows = Vec::with_capacity(trace.coflows.len());
+    for (c, (senders, w)) in trace.coflows.iter().zip(drawn) {
+        if w == 1 {
+            // One wave: nothing waits for a slot; the stage is the coflow, as under `split`.
+            let mut one = c.clone();
+            one.id = c.id * WAVE_IDS;
+            coflows.push(one);
+            continue;
+        }
+        let m = senders.len();
+        let task =
+            |k: usize, j: usize| TASK_FLAG | ((c.id * WAVE_IDS + k as u64) * SLOT_IDS + j as u64);
+        // The task last run in each slot.
+        let mut slot: Vec<Option<CoflowId>> = Vec::new();
+        for k in 0..w {
+            let part = &senders[k * m / w..(k + 1) * m / w];
+            if part.len() as u64 > SLOT_IDS {
+                return Err(GenError::BadSpec {
+                    field: "coflow senders",
+                    why: format!(
+                        "coflow {} has {} senders in one wave; at most {SLOT_IDS} can be numbered",
+                        c.id,
+                        part.len()
+                    ),
+                });
+            }
+            if slot.len() < part.len() {
+                slot.resize(part.len(), None);
+            }
+            for (j, &src) in part.iter().enumerate() {
+                let mut t = c.clone();
+                t.id = task(k, j);
+                t.flows = c.flows.iter().filter(|f| f.src == src).copied().collect();
+                t.parents = match (k, j, slot[j]) {
+                    (0, 0, _) => vec![],
+                    (_, _, None) => vec![task(0, 0)],
+                    (_, _, Some(before)) => vec![task(0, 0), before],
+                };
+                slot[j] = Some(t.id);
+                coflows.push(t);
+            }
         }
     }
     Ok(Trace {

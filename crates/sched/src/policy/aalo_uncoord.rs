@@ -54,6 +54,9 @@ struct Part {
 #[derive(Debug, Default)]
 pub struct AaloUncoord {
     pub config: AaloConfig,
+    /// Coflows arriving at the same instant are ordered by each sender on its own (a seeded
+    /// shuffle per port), not by the snapshot's order that every sender would share.
+    local_ties: bool,
     local: HashMap<CoflowId, Local>,
     stamp: u64,
     parts: Vec<Part>,
@@ -77,6 +80,13 @@ impl AaloUncoord {
             config,
             ..Default::default()
         }
+    }
+
+    /// Ties in arrival are broken by each sender on its own (Theorem C.1.1's uncoordinated
+    /// ports: n coflows that arrive together, no order any two ports are bound to share).
+    pub fn with_local_ties(mut self, on: bool) -> Self {
+        self.local_ties = on;
+        self
     }
 
     /// The bytes each sender of `c` has seen it send: the bytes of its unfinished flows there,
@@ -230,8 +240,25 @@ impl AaloUncoord {
         self.by_queue.clear();
         self.by_queue.extend(0..n);
         let q = &self.queue_of;
-        // Stable: inside a queue, the snapshot's arrival order (FIFO).
-        self.by_queue.sort_by_key(|&i| q[i]);
+        if self.local_ties {
+            // Inside a queue by arrival; coflows that arrived together in each sender's own
+            // order (a hash of port and coflow: a fixed, per-port shuffle).
+            // A view holds one sender's flows of one coflow.
+            let views = &self.views;
+            let rank = |i: usize| {
+                let v = &views[i];
+                let port = v.flows.first().map_or(0, |f| f.src) as u64;
+                splitmix((port << 40) ^ v.id)
+            };
+            self.by_queue.sort_by(|&a, &b| {
+                (q[a].cmp(&q[b]))
+                    .then(views[a].arrival_s.total_cmp(&views[b].arrival_s))
+                    .then(rank(a).cmp(&rank(b)))
+            });
+        } else {
+            // Stable: inside a queue, the snapshot's arrival order (FIFO).
+            self.by_queue.sort_by_key(|&i| q[i]);
+        }
     }
 
     /// Aalo's fill over the parts: each queue's share in FIFO order (weighted), then what is
@@ -261,6 +288,14 @@ impl AaloUncoord {
             (self.filler).fill(rule, flows, &mut self.budget, &mut rates.per_coflow[i]);
         }
     }
+}
+
+/// SplitMix64's finalizer: a fixed shuffle of `x`.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 impl Machinery for AaloUncoord {
@@ -370,6 +405,32 @@ mod tests {
         assert_eq!(aalo, vec![vec![1.0, 0.0], vec![1.0]]);
         let local = decide(&mut AaloUncoord::new(config()), &cs);
         assert_eq!(local, vec![vec![1.0, 1.0], vec![0.0]]);
+    }
+
+    /// Two coflows that arrive together, each with one flow from sender 0 (to 2) and one from
+    /// sender 1 (to 3): with the order every sender shares, both senders serve the first
+    /// coflow; with local ties each sender serves the coflow its own shuffle puts first, and
+    /// for ids where the two shuffles disagree the senders serve different coflows (Theorem
+    /// C.1.1: neither coflow then finishes early).
+    #[test]
+    fn local_ties_let_senders_disagree_on_coflows_that_arrive_together() {
+        let first =
+            |port: u64, a: u64, b: u64| splitmix((port << 40) ^ a) < splitmix((port << 40) ^ b);
+        let (a, b) = (1..100u64)
+            .flat_map(|a| (a + 1..100).map(move |b| (a, b)))
+            .find(|&(a, b)| first(0, a, b) != first(1, a, b))
+            .expect("two ids the senders order differently");
+        let cs = [
+            coflow(a, 0.0, 0.0, &[(0, 2, 0.0), (1, 3, 0.0)]),
+            coflow(b, 0.0, 0.0, &[(0, 2, 0.0), (1, 3, 0.0)]),
+        ];
+        let shared = decide(&mut AaloUncoord::new(config()), &cs);
+        assert_eq!(shared, vec![vec![1.0, 1.0], vec![0.0, 0.0]]);
+        let local = decide(&mut AaloUncoord::new(config()).with_local_ties(true), &cs);
+        let a0 = f64::from(u8::from(first(0, a, b)));
+        let a1 = f64::from(u8::from(first(1, a, b)));
+        assert_eq!(local, vec![vec![a0, a1], vec![1.0 - a0, 1.0 - a1]]);
+        assert_ne!(a0, a1);
     }
 
     /// With one sender per coflow the local view is the global one: the same rates as Aalo with

@@ -64,6 +64,14 @@ fn head(k: &Key) -> (u32, u32) {
     ((k.2 >> 32) as u32, k.2 as u32)
 }
 
+/// The deadline a key orders by: none when deadlines are ignored.
+fn deadline_of(d: Option<f64>, ignore: bool) -> f64 {
+    match d {
+        Some(d) if !ignore => d,
+        _ => f64::INFINITY,
+    }
+}
+
 /// Order-preserving bits of a float that is non-negative, or else taken as 0.
 fn bits(x: f64) -> u64 {
     if x > 0.0 {
@@ -92,6 +100,9 @@ pub struct Pfp {
     /// `Redistribute` (the default) re-runs the greedy on a flow's end without a full
     /// decision; `Recompute` takes a full decision; `Ignore` leaves the bandwidth idle.
     pub on_flow_completion: FlowCompletion,
+    /// Order by bytes left only, even when coflows have deadlines (SRTF, as the reference
+    /// simulator's PDQ does in its deadline mode: it sorts a port's flows by size alone).
+    pub ignore_deadlines: bool,
     budget: Budget,
     /// `slot[code]`: the index in `pairs` of the pair with that [`Pfp::code`] in the last
     /// decision, else `u32::MAX`.
@@ -191,6 +202,7 @@ impl Pfp {
     /// since.
     fn lead(&mut self, snap: &Snapshot, rates: &Rates, p: usize) -> Option<Key> {
         let dt = snap.now_s - self.decided_at;
+        let ignore = self.ignore_deadlines;
         let pair = &mut self.pairs[p];
         let mut best: Option<Key> = None;
         for &(ci, fi) in &self.members[pair.start as usize..pair.end as usize] {
@@ -201,7 +213,7 @@ impl Pfp {
             }
             let left = f.remaining_bytes - rates.per_coflow[ci as usize][fi as usize] * dt;
             let k = key(
-                c.deadline_s.unwrap_or(f64::INFINITY),
+                deadline_of(c.deadline_s, ignore),
                 left,
                 self.grain,
                 ci as usize,
@@ -232,7 +244,7 @@ impl Pfp {
         let rate = self.pairs[p].rate;
         debug_assert_eq!(rate, rates.per_coflow[ci as usize][fi as usize]);
         let left = f.remaining_bytes - rate * dt;
-        let deadline = c.deadline_s.unwrap_or(f64::INFINITY);
+        let deadline = deadline_of(c.deadline_s, self.ignore_deadlines);
         let k = key(deadline, left, self.grain, ci as usize, fi as usize);
         self.keys[p] = k;
         Some(k)

@@ -285,3 +285,23 @@ fn the_grain_rounding_breaks_ties_up() {
         assert_eq!(super::round(x), x.round() as u64, "{x}");
     }
 }
+
+#[test]
+fn ignoring_deadlines_orders_by_bytes_left_alone() {
+    // One pair: a large flow due soon and a small one due late. Earliest deadline first runs
+    // the large one; with deadlines ignored (SRTF, the reference's PDQ) the small one.
+    let fabric = Fabric::uniform(2, 1.0);
+    let cs = vec![
+        coflow(1, 0.0, Some(20.0), &[(0, 1, 10.0)]),
+        coflow(2, 0.0, Some(100.0), &[(0, 1, 1.0)]),
+    ];
+    for (ignore, want) in [(false, [1.0, 0.0]), (true, [0.0, 1.0])] {
+        let mut p = Pfp::new(FlowCompletion::Recompute);
+        p.ignore_deadlines = ignore;
+        let mut rates = Rates::default();
+        rates.reset(&cs);
+        p.allocate(&snap(&fabric, 0.0, &cs), &mut rates);
+        let got = [rates.per_coflow[0][0], rates.per_coflow[1][0]];
+        assert_eq!(got, want, "ignore deadlines: {ignore}");
+    }
+}
