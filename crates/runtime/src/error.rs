@@ -108,6 +108,22 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn rpc(addr: &str, status: tonic::Status) -> Self {
+        Error::Rpc {
+            addr: addr.to_string(),
+            status: Box::new(status),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,21 +157,5 @@ mod tests {
         );
         let e = Error::rpc("h:1", tonic::Status::unavailable("busy"));
         assert_eq!(e.to_string(), "coordinator h:1: Unavailable: busy");
-    }
-}
-
-impl Error {
-    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io {
-            what: what.into(),
-            source,
-        }
-    }
-
-    pub(crate) fn rpc(addr: &str, status: tonic::Status) -> Self {
-        Error::Rpc {
-            addr: addr.to_string(),
-            status: Box::new(status),
-        }
     }
 }
