@@ -9,6 +9,16 @@ use anyhow::{anyhow, Result};
 
 /// A multi-threaded runtime, or an error naming the descriptor limit.
 pub fn new() -> Result<tokio::runtime::Runtime> {
+    reserve()?;
+    Ok(tokio::runtime::Runtime::new()?)
+}
+
+/// For commands whose runtimes are built elsewhere (`broadcast` and `transfers`, in the
+/// orchestra and runtime crates, `hug distribute`): checks the descriptors as [`new`] does, then
+/// builds and drops a small runtime. That makes tokio's signal pipe, which it makes once per
+/// process and panics without; the runtimes built after it return an error when descriptors
+/// run out, and the command reports it.
+pub fn reserve() -> Result<()> {
     let probe = (0..3)
         .map(|_| std::os::unix::net::UnixStream::pair())
         .collect::<std::io::Result<Vec<_>>>();
@@ -29,5 +39,9 @@ pub fn new() -> Result<tokio::runtime::Runtime> {
         ));
     }
     drop(probe);
-    Ok(tokio::runtime::Runtime::new()?)
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow!("starting the async runtime: {e}"))?;
+    Ok(())
 }

@@ -113,6 +113,7 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
     if a.node {
         let env =
             NodeEnv::from_env()?.context("--node needs COFLOWKIT_RANK and COFLOWKIT_RENDEZVOUS")?;
+        crate::async_rt::reserve()?;
         return Ok(run_node(env)?);
     }
     let size = |s: &str, what: &str| -> Result<u64> {
@@ -181,6 +182,7 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
         bail!("--racks {}: more racks than the {hosts} hosts", a.racks);
     }
     check_memory(cfg.bytes, hosts)?;
+    crate::async_rt::reserve()?;
     let results = if a.runtime {
         run_runtime(&cfg, a.itc.as_deref())?
     } else {

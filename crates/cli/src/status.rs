@@ -49,7 +49,10 @@ fn render(args: StatusArgs) -> Result<String> {
         c.status(Empty {})
             .await
             .map(|r| r.into_inner())
-            .map_err(|e| anyhow!("coordinator {}: {e}{hint}", args.coordinator))
+            .map_err(|e| {
+                let line = coflowkit_runtime::error::status_line(&e);
+                anyhow!("coordinator {}: {line}{hint}", args.coordinator)
+            })
     })?;
     if args.json {
         let doc = json!({

@@ -117,6 +117,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
     if a.node {
         let env =
             NodeEnv::from_env()?.context("--node needs COFLOWKIT_RANK and COFLOWKIT_RENDEZVOUS")?;
+        crate::async_rt::reserve()?;
         return Ok(run_flow_node(env)?);
     }
     let exp = a.experiment.context("--experiment")?;
@@ -152,6 +153,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
         bail!("the {exp:?} experiment would start {hosts} hosts (one process each): at most {MAX_HOSTS}");
     }
     let hosts = hosts as u32;
+    crate::async_rt::reserve()?;
     let cluster = if a.netns {
         Some(build_cluster(hosts, rate_bps, &Racks::default())?)
     } else {

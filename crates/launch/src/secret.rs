@@ -5,8 +5,6 @@
 //! trimmed, like the coordinator's `--token-file`). A world of more than one rank without
 //! either is refused, unless `COFLOWKIT_INSECURE=1` says to run unauthenticated.
 
-use std::io::Read;
-
 use ring::hmac;
 
 use crate::LaunchError;
@@ -90,11 +88,13 @@ pub fn secret_from(get: &impl Fn(&str) -> Option<String>) -> Result<Option<Secre
             value: path.clone(),
             why,
         };
-        let f = std::fs::File::open(&path).map_err(|e| bad(format!("cannot open: {e}")))?;
-        let mut buf = Vec::new();
-        f.take(MAX_SECRET_FILE + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| bad(format!("cannot read: {e}")))?;
+        // Opened without blocking: a FIFO with no writer blocked here for ever.
+        let buf = coflowkit_model::small_file::read_small(
+            std::path::Path::new(&path),
+            MAX_SECRET_FILE,
+            coflowkit_model::small_file::WAIT,
+        )
+        .map_err(|e| bad(format!("cannot read: {e}")))?;
         if buf.len() as u64 > MAX_SECRET_FILE {
             return Err(bad(format!("{shown}: longer than {MAX_SECRET_FILE} bytes")));
         }
@@ -143,5 +143,29 @@ mod tests {
         let e = secret_from(&file).unwrap_err().to_string();
         assert!(e.contains("longer than 4096"), "{e}");
         let _ = std::fs::remove_file(&dir);
+    }
+
+    /// Session 33: a FIFO with no writer as `COFLOWKIT_SECRET_FILE` blocked the rank for ever.
+    #[test]
+    fn a_fifo_without_a_writer_as_the_secret_file_is_an_error_in_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("secret");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let p = fifo.to_str().unwrap().to_string();
+        let get = move |k: &str| (k == "COFLOWKIT_SECRET_FILE").then(|| p.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(secret_from(&get).map(|_| ()).map_err(|e| e.to_string()));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("secret_from still blocked after 30 s");
+        let e = got.unwrap_err();
+        assert!(
+            e.contains("COFLOWKIT_SECRET_FILE") && e.contains("a FIFO (named pipe)"),
+            "{e}"
+        );
     }
 }

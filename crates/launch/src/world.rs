@@ -72,39 +72,31 @@ pub const HOSTFILE_MAX_LINE: usize = 64 << 10;
 /// Longest host name (DNS allows 253 characters).
 pub const HOST_MAX_BYTES: usize = 255;
 
-/// The first host of the host file `path`: only its lines up to that host are read, each at
-/// most [`HOSTFILE_MAX_LINE`] bytes, all at most [`HOSTFILE_MAX_BYTES`].
+/// The first host of the host file `path`: at most [`HOSTFILE_MAX_BYTES`] are read (a FIFO, socket
+/// or device within [`coflowkit_model::small_file::WAIT`]; a FIFO with no writer blocked for
+/// ever), each line at most [`HOSTFILE_MAX_LINE`] bytes. Errors name the file, the line and the
+/// field, and quote what they quote bounded and with control characters escaped.
 fn first_host(path: &str) -> Result<String, LaunchError> {
-    use std::io::{BufRead, Read};
     let bad = |why: String| LaunchError::HostFile {
         path: path.to_string(),
         why,
     };
-    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-    let mut r = std::io::BufReader::new(file.take(HOSTFILE_MAX_BYTES));
-    let mut line = Vec::new();
-    let mut number = 0usize;
-    loop {
-        number += 1;
-        line.clear();
-        let n = (&mut r)
-            .take(HOSTFILE_MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(|e| bad(format!("line {number}: {e}")))?;
-        if n == 0 {
-            let why = if r.get_ref().limit() == 0 {
-                format!("no host in its first {HOSTFILE_MAX_BYTES} bytes")
-            } else {
-                "no host in it (the first host is rank 0's)".into()
-            };
-            return Err(bad(why));
-        }
+    let bytes = coflowkit_model::small_file::read_small(
+        std::path::Path::new(path),
+        HOSTFILE_MAX_BYTES,
+        coflowkit_model::small_file::WAIT,
+    )
+    .map_err(|e| bad(e.to_string()))?;
+    let cut = bytes.len() as u64 > HOSTFILE_MAX_BYTES;
+    let bytes = &bytes[..bytes.len().min(HOSTFILE_MAX_BYTES as usize)];
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let number = i + 1;
         if line.len() > HOSTFILE_MAX_LINE {
             return Err(bad(format!(
                 "line {number}: longer than {HOSTFILE_MAX_LINE} bytes"
             )));
         }
-        let text = std::str::from_utf8(&line)
+        let text = std::str::from_utf8(line)
             .map_err(|e| bad(format!("line {number}: not UTF-8 text ({e})")))?;
         let Some(h) = text
             .split('#')
@@ -113,16 +105,82 @@ fn first_host(path: &str) -> Result<String, LaunchError> {
         else {
             continue;
         };
-        let host = h.split(':').next().unwrap_or(h);
-        if host.len() > HOST_MAX_BYTES {
-            return Err(bad(format!(
-                "line {number}: host name of {} bytes, longer than {HOST_MAX_BYTES}: {}",
-                host.len(),
-                coflowkit_model::echo::echo(host)
-            )));
-        }
-        return Ok(host.to_string());
+        return host_of(h).map_err(|why| bad(format!("line {number}, field 1 (host): {why}")));
     }
+    Err(bad(if cut {
+        format!("no host in its first {HOSTFILE_MAX_BYTES} bytes")
+    } else {
+        "no host in it (the first host is rank 0's)".into()
+    }))
+}
+
+/// The host of a host file's first field, as it goes before `:port`: a name or IPv4 address
+/// (`node3`, `10.0.0.7`; anything after a `:` is ignored, as MPICH's `host:count`), a bare IPv6
+/// address (`::1`, `fe80::2`) or one in brackets with an optional number after `]:`
+/// (`[::1]`, `[::1]:4`); IPv6 comes back in brackets (`[::1]`).
+fn host_of(field: &str) -> Result<String, String> {
+    use coflowkit_model::echo::echo_escaped;
+    use std::net::Ipv6Addr;
+    let shown = echo_escaped(field);
+    if let Some(rest) = field.strip_prefix('[') {
+        let Some((inner, after)) = rest.split_once(']') else {
+            return Err(format!("`{shown}` opens a bracket `[` it does not close"));
+        };
+        if inner.parse::<Ipv6Addr>().is_err() {
+            return Err(format!(
+                "`{}` in brackets is not an IPv6 address",
+                echo_escaped(inner)
+            ));
+        }
+        let tail_ok = after.is_empty()
+            || after
+                .strip_prefix(':')
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if !tail_ok {
+            return Err(format!(
+                "`{}` after `[{}]` is not `:` and a number",
+                echo_escaped(after),
+                echo_escaped(inner)
+            ));
+        }
+        return Ok(format!("[{inner}]"));
+    }
+    if field.matches(':').count() >= 2 {
+        return match field.parse::<Ipv6Addr>() {
+            Ok(_) => Ok(format!("[{field}]")),
+            Err(_) => Err(format!(
+                "`{shown}` has several `:` but is not an IPv6 address"
+            )),
+        };
+    }
+    let host = field.split(':').next().unwrap_or(field);
+    if host.contains('=') {
+        return Err(format!(
+            "`{shown}` is an option (key=value), not a host: a line starts with its host \
+             (`node1 slots=4`)"
+        ));
+    }
+    if host.is_empty() {
+        return Err(format!("`{shown}` has no host before its `:`"));
+    }
+    if host.len() > HOST_MAX_BYTES {
+        return Err(format!(
+            "host name of {} bytes, longer than {HOST_MAX_BYTES}: {}",
+            host.len(),
+            echo_escaped(host)
+        ));
+    }
+    if let Some((at, c)) = host
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
+    {
+        return Err(format!(
+            "`{shown}` is not a host name or address: {} at byte {at} (a name has letters, \
+             digits, `.`, `-` and `_`)",
+            c.escape_default()
+        ));
+    }
+    Ok(host.to_string())
 }
 
 /// The local address the kernel would use to reach `to` (no packet is sent).
@@ -308,6 +366,62 @@ mod tests {
             "{}",
             &e[..200]
         );
+    }
+
+    /// Adversarial pass 32, A6: `::1` and `[::1]` were cut at the first `:`, ESC sequences
+    /// printed raw, a NUL reported as a file-name error, a `slots=4`-only line taken as a host.
+    #[test]
+    fn host_files_with_ipv6_options_and_control_characters() {
+        let dir = tempfile_path("ck-hosts-a6");
+        let path = dir.to_str().unwrap();
+        let first = |text: &[u8]| {
+            std::fs::write(&dir, text).unwrap();
+            rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", path)])).map_err(|e| e.to_string())
+        };
+        let ok = |h: &str| Ok(Some(format!("{h}:{DEFAULT_PORT}")));
+        assert_eq!(first(b"::1\n"), ok("[::1]"));
+        assert_eq!(first(b"  [::1]  slots=2\n"), ok("[::1]"));
+        assert_eq!(first(b"[fe80::2]:4\n"), ok("[fe80::2]"));
+        assert_eq!(first(b"# c\n2001:db8::7 slots=4\n"), ok("[2001:db8::7]"));
+        assert_eq!(first(b"node3:4\n"), ok("node3"));
+        assert_eq!(first(b"10.0.0.7\n"), ok("10.0.0.7"));
+        for (text, want) in [
+            (&b"\nslots=4\n"[..], "line 2, field 1 (host): `slots=4` is an option"),
+            (b"node\x1b[2Jx\n", "line 1, field 1 (host): `node\\u{1b}[2Jx` is not a host name or address: \\u{1b} at byte 4"),
+            (b"no\0de\n", "line 1, field 1 (host): `no\\u{0}de` is not a host name or address: \\u{0} at byte 2"),
+            (b"[::1\n", "line 1, field 1 (host): `[::1` opens a bracket"),
+            (b"[node1]\n", "`node1` in brackets is not an IPv6 address"),
+            (b"[::1]x\n", "`x` after `[::1]` is not `:` and a number"),
+            (b"1:2:zz\n", "`1:2:zz` has several `:` but is not an IPv6 address"),
+            (b":4\n", "`:4` has no host before its `:`"),
+        ] {
+            let e = first(text).unwrap_err();
+            assert!(e.starts_with(&format!("host file {path}: ")), "{e}");
+            assert!(e.contains(want), "{e}\nwanted: {want}");
+            assert!(!e.contains('\x1b') && !e.contains('\0'), "{e:?}");
+        }
+        std::fs::remove_file(&dir).unwrap();
+    }
+
+    /// Session 33: a FIFO with no writer as the host file blocked for ever.
+    #[test]
+    fn a_fifo_without_a_writer_as_the_host_file_is_an_error_in_time() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("hosts");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let p = fifo.to_str().unwrap().to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = rendezvous_from(&vars(&[("COFLOWKIT_HOSTFILE", &p)]));
+            let _ = tx.send(r.map_err(|e| e.to_string()));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the host file still blocked after 30 s");
+        let e = got.unwrap_err();
+        assert!(e.contains("a FIFO (named pipe)"), "{e}");
     }
 
     fn tempfile_path(name: &str) -> std::path::PathBuf {

@@ -19,9 +19,41 @@ pub fn echo(text: &str) -> String {
     format!("{}…({} bytes)", &text[..end], text.len())
 }
 
+/// [`echo`], with control characters (ESC, NUL, newlines...) written as escapes (`\u{1b}`),
+/// for input that may hold anything: a terminal is not told to move its cursor or change colour
+/// by a line of a file quoted in an error.
+pub fn echo_escaped(text: &str) -> String {
+    let bounded = echo(text);
+    if !bounded.chars().any(char::is_control) {
+        return bounded;
+    }
+    let mut out = String::with_capacity(bounded.len() + 16);
+    for c in bounded.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_text_bounded() {
+        assert_eq!(echo_escaped("node-1"), "node-1");
+        assert_eq!(echo_escaped("\x1b[31mred\0"), "\\u{1b}[31mred\\u{0}");
+        assert_eq!(echo_escaped("a\tb\n"), "a\\tb\\n");
+        let long = format!("\x1b{}", "h".repeat(10_000));
+        let e = echo_escaped(&long);
+        assert!(
+            e.starts_with("\\u{1b}hhh") && e.ends_with("(10001 bytes)"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn short_text_is_whole_and_long_text_is_cut_at_a_character() {

@@ -14,7 +14,7 @@ pub enum Error {
     Protocol { peer: String, msg: String },
     #[error("{peer} refused: {msg}")]
     Remote { peer: String, msg: String },
-    #[error("coordinator {addr}: {status}")]
+    #[error("coordinator {addr}: {}", status_line(.status))]
     Rpc {
         addr: String,
         #[source]
@@ -56,8 +56,38 @@ pub enum Error {
     },
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An error with what this process's connections met before it (`crate::trouble`): the
+    /// cause that was only in a warning (EMFILE at an accept).
+    #[error("{error}{why}")]
+    Explained { error: Box<Error>, why: String },
     #[error(transparent)]
     Netns(#[from] coflowkit_testbed::NetnsError),
+}
+
+/// A gRPC status in one bounded line, `Unavailable: message: cause` (tonic's `Display` of a
+/// status prints its metadata map and its source's `Debug` form, a dump of several hundred bytes
+/// when a server closes a connection at its limit).
+pub fn status_line(s: &tonic::Status) -> String {
+    let mut msg = s.message().to_string();
+    if let Some(src) = std::error::Error::source(s) {
+        let causes = chain(src);
+        // tonic's message often is the cause's first link (`transport error`).
+        if msg.is_empty() || causes.starts_with(&msg) {
+            msg = causes;
+        } else if !msg.contains(&causes) {
+            msg.push_str(": ");
+            msg.push_str(&causes);
+        }
+    }
+    if msg.is_empty() {
+        msg = s.code().description().to_string();
+    }
+    let one_line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "{:?}: {}",
+        s.code(),
+        coflowkit_model::echo::echo_escaped(&one_line)
+    )
 }
 
 /// An error and its causes, `a: b: c` (tonic's transport errors say little at the top).
@@ -91,5 +121,41 @@ impl Error {
             addr: addr.to_string(),
             status: Box::new(status),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adversarial pass 32, A10: `status` printed tonic's `Display` of a status, metadata and
+    /// a cause's `Debug` dump included.
+    #[test]
+    fn a_status_is_one_bounded_line_with_its_code_and_message() {
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let mut s = tonic::Status::unavailable(format!("closed\n{}", "x".repeat(5000)));
+        s.set_source(std::sync::Arc::new(cause));
+        let line = status_line(&s);
+        assert!(line.starts_with("Unavailable: closed x"), "{line}");
+        assert!(
+            !line.contains('\n') && !line.contains("metadata") && line.len() < 400,
+            "{line}"
+        );
+        let bare = status_line(&tonic::Status::new(tonic::Code::Unknown, ""));
+        assert_eq!(bare, "Unknown: Unknown error");
+        let short = tonic::Status::unavailable("busy");
+        let mut s = short;
+        s.set_source(std::sync::Arc::new(std::io::Error::other("reset by peer")));
+        assert_eq!(status_line(&s), "Unavailable: busy: reset by peer");
+        let mut s = tonic::Status::unknown("transport error");
+        s.set_source(std::sync::Arc::new(std::io::Error::other(
+            "transport error: connection reset",
+        )));
+        assert_eq!(
+            status_line(&s),
+            "Unknown: transport error: connection reset"
+        );
+        let e = Error::rpc("h:1", tonic::Status::unavailable("busy"));
+        assert_eq!(e.to_string(), "coordinator h:1: Unavailable: busy");
     }
 }

@@ -29,8 +29,10 @@ pub mod proto;
 pub mod replay;
 pub mod rpc;
 mod running;
-pub mod small_file;
+/// Moved to `coflowkit_model::small_file` (the launcher reads its files the same way).
+pub use coflowkit_model::small_file;
 pub mod tls;
+mod trouble;
 
 pub use auth::{Token, PROTOCOL_VERSION};
 pub use client::HostDemand;

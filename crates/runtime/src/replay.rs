@@ -68,8 +68,16 @@ pub struct Replayed {
     pub fcts_s: Vec<f64>,
 }
 
-/// Start the cluster, replay, stop the cluster. Results in trace order.
+/// Start the cluster, replay, stop the cluster. Results in trace order. An error carries the
+/// connection trouble met on the way (an accept that failed on EMFILE was only a warning).
 pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> {
+    let start = std::time::Instant::now();
+    replay_cluster(trace, cfg)
+        .await
+        .map_err(|e| crate::trouble::explained(e, start))
+}
+
+async fn replay_cluster(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> {
     let hosts = trace.ports as usize;
     if hosts == 0 {
         return Err(Error::Config("the trace has no ports".into()));
@@ -165,22 +173,30 @@ pub async fn replay(trace: &Trace, cfg: &ReplayConfig) -> Result<Vec<Replayed>> 
     result
 }
 
+/// Waits (4 s at most) until `n` daemons are connected to the coordinator at `addr`; the error
+/// says how many did and carries the cause the daemons or the coordinator met, if any (it was
+/// only in a warning: `replay --local` at 20-30 descriptors failed on EMFILE).
 pub(crate) async fn wait_connected(addr: &str, token: &Token, n: usize) -> Result<()> {
-    let mut c = rpc::connect(addr, token).await?;
+    // Trouble noted while the daemons started (they are spawned just before) counts too.
+    let start = std::time::Instant::now() - Duration::from_secs(5);
+    let why = |e: Error| crate::trouble::explained(e, start);
+    let mut c = rpc::connect(addr, token).await.map_err(why)?;
+    let mut connected = 0;
     for _ in 0..400 {
         let s = c
             .status(crate::proto::Empty {})
             .await
-            .map_err(|s| Error::rpc(addr, s))?
+            .map_err(|s| why(Error::rpc(addr, s)))?
             .into_inner();
-        if s.daemons.iter().filter(|d| d.connected).count() >= n {
+        connected = s.daemons.iter().filter(|d| d.connected).count();
+        if connected >= n {
             return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    Err(Error::Config(format!(
-        "only some of the {n} daemons connected"
-    )))
+    Err(why(Error::Config(format!(
+        "only {connected} of the {n} daemons connected within 4 s"
+    ))))
 }
 
 struct Staged {

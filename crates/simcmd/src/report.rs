@@ -157,7 +157,7 @@ struct JsonSummary<'a> {
 
 fn create(path: &Path) -> Result<BufWriter<File>> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::plot::make_dir(dir)?;
     }
     let f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
     Ok(BufWriter::new(f))

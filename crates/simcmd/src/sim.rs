@@ -310,8 +310,10 @@ fn check_outputs(args: &SimArgs) -> Result<()> {
             bail!("{flag} {}: is a directory; name a file", p.display());
         }
     }
-    if let Some(p) = args.plot.as_deref().filter(|p| p.exists() && !p.is_dir()) {
-        bail!("--plot {}: exists and is not a directory", p.display());
+    if let Some(p) = args.plot.as_deref() {
+        if let Some(why) = crate::plot::dir_problem(p) {
+            bail!("--plot {}: {why}", p.display());
+        }
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -50,7 +50,7 @@ fn lines(file: &Path, title: &str, x_desc: &str, y_desc: &str, series: &Series) 
 
 /// `fetch_completion_ratio.svg`: fraction of shuffle bytes fetched over time, per policy.
 pub fn completion_ratio(dir: &Path, curves: &[(&str, &[(f64, f64)])]) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    coflowkit_simcmd::plot::make_dir(dir)?;
     let file = dir.join("fetch_completion_ratio.svg");
     let series: Series = curves
         .iter()
@@ -84,7 +84,7 @@ pub struct UtilPoint {
 /// `fetch_util_gain.svg`: gain of each policy over random, against node count (`by_nodes`) or
 /// against the share of slow nodes.
 pub fn gain(dir: &Path, points: &[UtilPoint], by_nodes: bool) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    coflowkit_simcmd::plot::make_dir(dir)?;
     let file = dir.join("fetch_util_gain.svg");
     let mut series: Series = Vec::new();
     for p in points.iter().filter(|p| p.policy != "random") {

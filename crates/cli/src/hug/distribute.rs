@@ -67,6 +67,7 @@ struct Seen {
 }
 
 pub fn run(a: DistributeArgs) -> Result<()> {
+    crate::async_rt::reserve()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

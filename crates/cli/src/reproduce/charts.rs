@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
 use super::runs::Results;
@@ -16,7 +16,7 @@ pub fn cdf(
     results: &Results,
     keys: &[(&str, &str)],
 ) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    coflowkit_simcmd::plot::make_dir(dir)?;
     let path = dir.join(file);
     let series: Vec<(&str, Vec<f64>)> = keys
         .iter()
@@ -38,7 +38,7 @@ pub fn per_bin(
     base: &str,
     keys: &[(&str, &str)],
 ) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    coflowkit_simcmd::plot::make_dir(dir)?;
     let path = dir.join(file);
     let bins = ["SN", "LN", "SW", "LW"];
     let base_run = results

@@ -67,7 +67,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     if let Some(m) = &a.matrix {
         // Checked here too, so a bad file fails before any rank starts.
-        coflowkit_shuffle::matrix::read_matrix_file(m)?;
+        let f = coflowkit_shuffle::matrix::read_matrix_file(m)?;
+        run_rank::checked_matrix(&m.display().to_string(), &f, a.avg_bytes)?;
     }
     let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
     if ranks::launch_here(&a.ranks, timeout)? {

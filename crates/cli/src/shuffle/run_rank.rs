@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use coflowkit_group::{Exchange, Group, HighEntropyOptions, ShuffleProto};
-use coflowkit_shuffle::matrix::{generate_with, parse_matrix, ByteMatrix, GenSpec, ShuffleMatrix};
+use coflowkit_shuffle::matrix::{
+    check_network_data, generate_with, parse_matrix, ByteMatrix, GenSpec, MatrixFile, ShuffleMatrix,
+};
 use coflowkit_shuffle::proto::{Protocol, REAL_GRANT_BATCH};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -182,7 +184,8 @@ fn agree_on_matrix(a: &RunArgs, g: &mut Group) -> Result<ShuffleMatrix> {
             };
             let text = g.bcast(0, text, 8)?;
             let text = String::from_utf8(text).context("matrix file is not UTF-8")?;
-            Ok(parse_matrix(&text, &path.display().to_string())?.normalized())
+            let file = path.display().to_string();
+            checked_matrix(&file, &parse_matrix(&text, &file)?, a.avg_bytes)
         }
         None => {
             let spec = GenSpec {
@@ -195,6 +198,22 @@ fn agree_on_matrix(a: &RunArgs, g: &mut Group) -> Result<ShuffleMatrix> {
             Ok(generate_with(&spec, &a.gen.options(g.size())?)?.normalized)
         }
     }
+}
+
+/// The normalized matrix of the file `f`, refused as `shuffle sim` refuses it when nothing is off
+/// its diagonal, or when scaled to `avg_bytes` a message would be too large or every message off
+/// the diagonal would be 0 bytes (errors name the file).
+pub fn checked_matrix(file: &str, f: &MatrixFile, avg_bytes: u64) -> Result<ShuffleMatrix> {
+    check_network_data(file, &f.body)?;
+    let norm = f.normalized();
+    let bytes = ByteMatrix::scaled(&norm, avg_bytes).with_context(|| file.to_string())?;
+    if bytes.network_bytes() == 0 {
+        bail!(
+            "{file}: every message off the diagonal rounds to 0 bytes at --avg-bytes \
+             {avg_bytes}: a shuffle with no data to send over the network (raise --avg-bytes)"
+        );
+    }
+    Ok(norm)
 }
 
 /// Without --rate, the link rate is measured: every rank sends `bytes` to the next rank (a

@@ -16,7 +16,7 @@ use std::io::Write;
 
 use super::error::{Field, TraceError, TraceErrorKind, WriteError};
 use super::lines::{read_lines, FlowBudget, Line};
-use super::num::{arrival_s_of_ms, flow_bytes, ms_for, reducer_mb_for};
+use super::num::{arrival_s_of_ms, flow_bytes, ms_for, reducer_mb_for, written};
 use crate::coflow::{Coflow, Flow, Trace};
 
 const FORMAT: &str = "coflow-benchmark";
@@ -110,7 +110,13 @@ pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
             format: FORMAT,
             why,
         })?;
-        write!(out, "{} {} {}", c.id, ms_for(c.arrival_s), mappers.len())?;
+        write!(
+            out,
+            "{} {} {}",
+            c.id,
+            written(ms_for(c.arrival_s)),
+            mappers.len()
+        )?;
         for p in &mappers {
             write!(out, " {p}")?;
         }

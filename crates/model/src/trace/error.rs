@@ -65,6 +65,10 @@ pub enum TraceErrorKind {
     /// [`crate::echo::echo`].
     #[error("{field}: size `{text}` MB is not a number of MB from 0 to 2^33 (8 PiB, the most bytes counted exactly)")]
     BadSize { field: Field, text: String },
+    /// A size above 0 that is not one byte: flows move whole bytes, and 0 is refused as no
+    /// data, so 1e-300 MB (a count of no byte) is refused too.
+    #[error("{field}: size `{text}` MB is less than one byte (2^-20 MB) but not 0: give 0 for no data or a size of at least one byte")]
+    SubByteSize { field: Field, text: String },
     #[error("{field}: coflow {id} has no bytes (all its sizes are 0 MB): its completion time would be 0 and every ratio with it undefined")]
     EmptyCoflow { field: Field, id: CoflowId },
     #[error("{field}: duplicate coflow id {id} (first on line {first_line})")]

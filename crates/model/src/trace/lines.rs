@@ -131,7 +131,7 @@ impl<'a> Line<'a> {
         Ok((field, port as u32))
     }
 
-    /// A size in MB, from 0 to [`MAX_MB`]. Zero is accepted in a flow (an empty flow is odd but
+    /// A size in MB, 0 or from one byte (2^-20 MB) to [`MAX_MB`]. Zero is accepted in a flow (an empty flow is odd but
     /// harmless; a coflow of no bytes is refused by [`read_lines`]); `-0` reads as 0.
     /// Negative, NaN, infinite and larger sizes are refused: finite in MB is not enough (1e308
     /// MB is infinite in bytes), and past 2^53 bytes sizes are no longer exact.
@@ -141,6 +141,12 @@ impl<'a> Line<'a> {
             .map_err(|_| self.bad_number(field.clone(), text, "a size in MB"))?;
         if !(0.0..=MAX_MB).contains(&mb) {
             return Err(self.err(TraceErrorKind::BadSize {
+                field,
+                text: crate::echo::echo(text),
+            }));
+        }
+        if mb > 0.0 && mb * crate::units::MB < 1.0 {
+            return Err(self.err(TraceErrorKind::SubByteSize {
                 field,
                 text: crate::echo::echo(text),
             }));
@@ -343,6 +349,38 @@ mod tests {
         let e = l.ms("arrival ms").unwrap_err().to_string();
         assert!(e.starts_with("f:3: field 1 (arrival ms): `1e17`"), "{e}");
         assert!(l.ms("arrival ms").is_ok());
+    }
+
+    /// Adversarial pass 32, A11: 1e-300 MB was read (a count of no byte) while 0 was refused.
+    #[test]
+    fn sizes_above_zero_and_below_one_byte_are_refused_by_field() {
+        let l = Line::new("f", 4, "");
+        for tiny in ["1e-300", "5e-324", "0.0000009"] {
+            let e = l
+                .mb_of(Field::new(7, "reducer MB"), tiny)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "f:4: field 7 (reducer MB): size `{tiny}` MB is less than one byte"
+                )),
+                "{e}"
+            );
+        }
+        // One byte and 0 are read.
+        let one = format!("{}", 1.0 / crate::units::MB);
+        assert_eq!(
+            l.mb_of(Field::new(7, "reducer MB"), &one).unwrap(),
+            1.0 / crate::units::MB
+        );
+        assert_eq!(l.mb_of(Field::new(7, "reducer MB"), "0").unwrap(), 0.0);
+        let e = crate::trace::parse_str("2 1\n7 0 1 0 1 1:1e-300\n", "t.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.txt:2: field 6 (reducer MB)") && e.contains("less than one byte"),
+            "{e}"
+        );
     }
 
     #[test]

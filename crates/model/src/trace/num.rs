@@ -14,6 +14,21 @@ pub fn flow_bytes(reducer_mb: f64, mappers: usize) -> f64 {
     reducer_mb * MB / mappers as f64
 }
 
+/// Longest number a trace writer prints plainly; a longer one is printed with an exponent.
+const PLAIN_MAX: usize = 24;
+
+/// `x` as a trace file holds it: the shortest text that reads back as `x`, plain (`10833`,
+/// `0.25`) unless that is longer than 24 characters, then with an exponent (`1e-320`; plainly
+/// it is 325 characters).
+pub(crate) fn written(x: f64) -> String {
+    let plain = format!("{x}");
+    if plain.len() <= PLAIN_MAX {
+        plain
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Milliseconds to print for `arrival_s` such that `arrival_s_of_ms` gives `arrival_s` back.
 pub(crate) fn ms_for(arrival_s: f64) -> f64 {
     let guess = arrival_s * 1000.0;
@@ -67,5 +82,26 @@ mod tests {
         for s in [0.1234567, 1.0 / 3.0, 3629.235] {
             assert_eq!(arrival_s_of_ms(ms_for(s)), s);
         }
+    }
+
+    /// Adversarial pass 32, A11: `trace convert` wrote a 1e-320 ms arrival in 325 characters.
+    #[test]
+    fn numbers_are_written_short_and_read_back_the_same() {
+        assert_eq!(written(10833.0), "10833");
+        assert_eq!(written(0.25), "0.25");
+        for x in [
+            1e-320,
+            5e-324,
+            1e-300,
+            1.0 / 3.0,
+            9007199254740992.0,
+            1e-7,
+            123.456e-9,
+        ] {
+            let w = written(x);
+            assert!(w.len() <= PLAIN_MAX, "{x}: {w}");
+            assert_eq!(w.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{w}");
+        }
+        assert_eq!(written(1e-320), "1e-320");
     }
 }

@@ -18,7 +18,7 @@ use std::io::Write;
 
 use super::error::{Field, TraceError, TraceErrorKind, WriteError};
 use super::lines::{read_lines, FlowBudget, Line};
-use super::num::{arrival_s_of_ms, ms_for};
+use super::num::{arrival_s_of_ms, ms_for, written};
 use crate::coflow::{Coflow, Flow, Trace};
 use crate::units::MB;
 
@@ -136,12 +136,12 @@ pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
             out,
             "{} {} {} {n_src} {n_dst}",
             c.id,
-            ms_for(c.arrival_s),
+            written(ms_for(c.arrival_s)),
             c.flows.len()
         )?;
         for f in &c.flows {
-            // Division by 2^20 is exact, so `{}` (shortest round trip) reads back the same bytes.
-            write!(out, " {} {} {}", f.src, f.dst, f.bytes / MB)?;
+            // Division by 2^20 is exact, so the shortest round trip reads back the same bytes.
+            write!(out, " {} {} {}", f.src, f.dst, written(f.bytes / MB))?;
         }
         writeln!(out)?;
     }

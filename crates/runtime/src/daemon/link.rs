@@ -100,6 +100,7 @@ pub async fn run(d: Arc<Daemon>) -> crate::error::Error {
                 };
             }
             Err(Ended::Retry(e)) => {
+                crate::trouble::note(format!("daemon: coordinator {}: {e}", d.cfg.coordinator));
                 let again = warned
                     .as_ref()
                     .is_some_and(|(w, at)| *w == e && at.elapsed() < Duration::from_secs(60));

@@ -155,6 +155,7 @@ impl Gate {
 
     /// Log at warn, at most once per [`WARN_EVERY`] per kind, saying how many were not logged.
     fn warn(&self, kind: &'static str, msg: std::fmt::Arguments<'_>) {
+        crate::trouble::note(msg.to_string());
         let now = Instant::now();
         let mut s = self.lock();
         let (last, quiet) = s.warned.entry(kind).or_insert((now - WARN_EVERY * 2, 0));

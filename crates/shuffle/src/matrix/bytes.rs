@@ -25,10 +25,15 @@ impl ByteMatrix {
         for (k, &w) in m.w.iter().enumerate() {
             let b = (w * avg_bytes as f64).round();
             if !b.is_finite() || b < 0.0 || b > MAX_MESSAGE_BYTES as f64 {
+                // Numbers in exponent form: a 1e300 cell is 300 digits written plainly.
                 let (i, j) = (k / m.n, k % m.n);
                 return Err(MatrixError::spec(
                     "avg-bytes",
-                    &format!("message {i} -> {j} would be {b} bytes (at most {MAX_MESSAGE_BYTES})"),
+                    &format!(
+                        "message {i} -> {j} (row {i}, column {j}: size {w:e} x {avg_bytes} \
+                         bytes) would be {b:.3e} bytes, more than the {MAX_MESSAGE_BYTES} a \
+                         message may have"
+                    ),
                 ));
             }
             bytes.push(b as u64);
@@ -118,5 +123,16 @@ mod tests {
         };
         let e = ByteMatrix::scaled(&m, 1 << 31).unwrap_err().to_string();
         assert!(e.contains("0 -> 1") && e.contains("avg-bytes"), "{e}");
+        // Adversarial pass 32, A5: a 1e300 cell was quoted as a 300-digit byte count.
+        let m = ShuffleMatrix {
+            n: 2,
+            w: vec![0.0, 1e300, 1.0, 0.0],
+        };
+        let e = ByteMatrix::scaled(&m, 1024).unwrap_err().to_string();
+        assert!(
+            e.contains("row 0, column 1") && e.contains("more than the 4294967296"),
+            "{e}"
+        );
+        assert!(e.len() < 200, "{e}");
     }
 }

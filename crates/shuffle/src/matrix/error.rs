@@ -28,6 +28,8 @@ pub enum MatrixErrorKind {
     NotPackets,
     #[error("{field}: {why}")]
     Spec { field: String, why: String },
+    #[error("every cell off the diagonal is 0: a shuffle with no data to send over the network (the diagonal stays on its node)")]
+    NoNetworkData,
     #[error("row and column sums cannot both be kept in whole packets: {0}")]
     Rounding(String),
 }

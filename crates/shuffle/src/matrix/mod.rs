@@ -97,6 +97,42 @@ impl PacketMatrix {
     }
 }
 
+/// Whether any cell off the diagonal of the row-major `n x n` matrix `cells` is not zero.
+fn any_off_diagonal<T: PartialEq + Default>(n: usize, cells: &[T]) -> bool {
+    let zero = T::default();
+    cells
+        .iter()
+        .enumerate()
+        .any(|(k, c)| k / n.max(1) != k % n.max(1) && *c != zero)
+}
+
+/// A matrix with nothing off the diagonal (all zero, or diagonal only) is refused, naming
+/// `file`, by every command that shuffles one (`shuffle sim`, `shuffle run`): its bound and
+/// its optimality are 0 and mean nothing, as with `--avg-packets 0`.
+pub fn check_network_data(file: &str, body: &MatrixBody) -> Result<(), MatrixError> {
+    match body {
+        MatrixBody::Packets(p) => check_cells(file, p.n, &p.packets),
+        MatrixBody::Normalized(m) => check_cells(file, m.n, &m.w),
+    }
+}
+
+/// [`check_network_data`] of a packet matrix.
+pub fn check_packets_network_data(file: &str, m: &PacketMatrix) -> Result<(), MatrixError> {
+    check_cells(file, m.n, &m.packets)
+}
+
+fn check_cells<T: PartialEq + Default>(
+    file: &str,
+    n: usize,
+    cells: &[T],
+) -> Result<(), MatrixError> {
+    if any_off_diagonal(n, cells) {
+        Ok(())
+    } else {
+        Err(MatrixError::at(file, 0, MatrixErrorKind::NoNetworkData))
+    }
+}
+
 /// Row `i` of the row-major `n x n` matrix `cells` without the diagonal: what node i sends
 /// over the network (in whatever unit the cells count).
 pub(crate) fn out_network(n: usize, cells: &[u64], i: usize) -> u64 {

@@ -14,6 +14,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use coflowkit_model::echo::echo;
+
 use super::{MatrixError, MatrixErrorKind, PacketMatrix, ShuffleMatrix};
 
 /// The body of a matrix file, in the unit its header names.
@@ -199,7 +201,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                     "keyword",
                     format!(
                         "`{}` is not `nodes` (header `nodes <n> packets|normalized`)",
-                        tokens[0]
+                        echo(tokens[0])
                     ),
                 ));
             }
@@ -210,7 +212,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         2,
                         "node count",
-                        format!("`{}` is not a positive whole number", tokens[1]),
+                        format!("`{}` is not a positive whole number", echo(tokens[1])),
                     ))
                 }
                 None => return Err(field(line, 2, "node count", "missing".into())),
@@ -223,7 +225,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         3,
                         "unit",
-                        format!("`{t}` is neither `packets` nor `normalized`"),
+                        format!("`{}` is neither `packets` nor `normalized`", echo(t)),
                     ))
                 }
                 None => {
@@ -236,7 +238,12 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                 }
             };
             if tokens.len() > 3 {
-                return Err(field(line, 4, "end", format!("unexpected `{}`", tokens[3])));
+                return Err(field(
+                    line,
+                    4,
+                    "end",
+                    format!("unexpected `{}`", echo(tokens[3])),
+                ));
             }
             if let Err(why) = check_nodes(n) {
                 return Err(field(line, 2, "node count", why));
@@ -273,7 +280,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         j + 1,
                         &name,
-                        format!("`{tok}` is not a whole number of packets"),
+                        format!("`{}` is not a whole number of packets", echo(tok)),
                     )
                 })?;
                 if v > MAX_CELL_PACKETS {
@@ -297,7 +304,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         j + 1,
                         &name,
-                        format!("`{tok}` is not a finite non-negative size"),
+                        format!("`{}` is not a finite non-negative size", echo(tok)),
                     )
                 })?);
             }
@@ -405,6 +412,48 @@ mod tests {
                 .ends_with(":3: cannot read: byte 3 of the line is not UTF-8 text"),
             "{e}"
         );
+    }
+
+    /// Adversarial pass 32, A5: a 200 KB token came back whole in the error.
+    #[test]
+    fn long_tokens_are_quoted_bounded() {
+        let long = "7".repeat(100_000) + "x";
+        for text in [
+            format!("nodes 2 normalized\n{long} 1\n1 0\n"),
+            format!("nodes 2 packets\n{long} 1\n1 0\n"),
+            format!("nodes {long} packets\n"),
+            format!("nodes 2 {long}\n"),
+            format!("{long} 2 packets\n"),
+            format!("nodes 2 packets {long}\n"),
+        ] {
+            let e = parse_matrix(&text, "m.txt").unwrap_err().to_string();
+            assert!(
+                e.len() < 400 && e.contains("(100001 bytes)"),
+                "{}",
+                &e[..e.len().min(300)]
+            );
+        }
+    }
+
+    /// Adversarial pass 32, A7: `shuffle run` ran a matrix with nothing to send.
+    #[test]
+    fn a_matrix_with_nothing_off_the_diagonal_is_refused_by_the_shared_check() {
+        for text in [
+            "nodes 2 normalized\n0 0\n0 0\n",
+            "nodes 2 normalized\n1 0\n0 1\n",
+            "nodes 2 packets\n5 0\n0 3\n",
+        ] {
+            let f = parse_matrix(text, "m.txt").unwrap();
+            let e = super::super::check_network_data("m.txt", &f.body)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("m.txt: every cell off the diagonal is 0"),
+                "{e}"
+            );
+        }
+        let f = parse_matrix("nodes 2 normalized\n0 1e-9\n0 0\n", "m.txt").unwrap();
+        assert!(super::super::check_network_data("m.txt", &f.body).is_ok());
     }
 
     /// Random bytes are refused at their first bad line, within the first read (session 29

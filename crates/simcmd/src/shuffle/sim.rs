@@ -62,13 +62,7 @@ pub fn matrix(
                 );
             }
             // As `--avg-packets 0` is refused: a bound and an optimality of 0 mean nothing.
-            if m.total_packets() == m.local_packets() {
-                bail!(
-                    "{}: every cell off the diagonal is 0: a shuffle with no data to send over the \
-                     network (the diagonal stays on its node)",
-                    p.display()
-                );
-            }
+            coflowkit_shuffle::matrix::check_packets_network_data(&p.display().to_string(), &m)?;
             crate::sim_memory::check_shuffle(m.n, SIM_BYTES_PER_MESSAGE)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
             Ok(m)

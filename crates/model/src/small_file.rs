@@ -1,5 +1,6 @@
-//! Reading a small configuration file (a token, a TLS certificate, key or CA) with bounds on
-//! both its size and the wait for it. A FIFO with no writer blocked `open` for ever, so a
+//! Reading a small configuration file (a token, a TLS certificate, key or CA, the job's secret,
+//! a host file) with bounds on both its size and the wait for it. Here, in the model crate, so
+//! that both the runtime and the launcher use it. A FIFO with no writer blocked `open` for ever, so a
 //! server given one as `--token-file` never started and said nothing. The file is opened
 //! without blocking; a regular file is read as usual, while a FIFO, socket or device is read
 //! only as its data arrives within [`WAIT`] (a writer such as the shell's `<(...)` still
