@@ -43,6 +43,8 @@ pub(crate) struct DagBook {
     computing: Vec<(f64, usize)>,
     /// Held coflows released, with the time.
     released_at: Vec<(usize, f64)>,
+    /// The policies see no DAG (`SimOptions::hide_dags`): dependencies still gate releases.
+    hidden: bool,
 }
 
 impl DagBook {
@@ -53,6 +55,7 @@ impl DagBook {
         trace: &Trace,
         order: &[usize],
         deps: Dependencies,
+        hidden: bool,
     ) -> Result<Option<DagBook>, SimError> {
         if trace.coflows.iter().all(|c| c.parents.is_empty()) {
             return Ok(None);
@@ -82,6 +85,7 @@ impl DagBook {
             held: Vec::new(),
             computing: Vec::new(),
             released_at: Vec::new(),
+            hidden,
         }))
     }
 
@@ -164,12 +168,16 @@ impl DagBook {
         }
     }
 
-    /// Trace coflow `ti` arrives: its place, with its DAG's finished bytes so far.
-    pub(crate) fn admit(&mut self, trace: &Trace, ti: usize) -> DagPos {
+    /// Trace coflow `ti` arrives: its place, with its DAG's finished bytes so far (none when
+    /// DAGs are hidden from the policies).
+    pub(crate) fn admit(&mut self, trace: &Trace, ti: usize) -> Option<DagPos> {
         self.live.push(ti);
-        self.ids
-            .pos(trace.coflows[ti].id)
-            .expect("every coflow was assigned")
+        if self.hidden {
+            return None;
+        }
+        let pos = self.ids.pos(trace.coflows[ti].id);
+        debug_assert!(pos.is_some(), "every coflow was assigned");
+        pos
     }
 
     /// After coflows finished: report each one's end with the bytes it sent (all of them) and
@@ -190,7 +198,7 @@ impl DagBook {
             ids.ended(c.id, c.bytes());
             false
         });
-        if self.live.len() != before {
+        if self.live.len() != before && !self.hidden {
             self.ids.place(active);
         }
     }

@@ -51,6 +51,11 @@ pub struct SimOptions {
     /// against. Same results up to float rounding.
     #[serde(default)]
     pub per_flow: bool,
+    /// The policies see no DAGs: every coflow is its own entity (`CoflowState::dag` is
+    /// `None`), while starts-after still holds children for their parents and compute. An
+    /// ablation: Aalo without its DAG rule on the same replay.
+    #[serde(default)]
+    pub hide_dags: bool,
 }
 
 /// [`simulate`] with options.
@@ -79,7 +84,7 @@ pub fn simulate_with(
             .total_cmp(&trace.coflows[b].arrival_s)
     });
 
-    let dags = DagBook::new(trace, &order, opts.dependencies)?;
+    let dags = DagBook::new(trace, &order, opts.dependencies, opts.hide_dags)?;
     // Pair-rated policies keep state per pair (the clock offers their rater when they decide
     // on every event), unless something needs per-flow timing: dependencies.
     if dags.is_none() && !opts.per_flow {
@@ -224,7 +229,7 @@ impl Run<'_> {
                 sent_bytes: 0.0,
                 max_flow_sent_bytes: 0.0,
                 flows,
-                dag: self.dags.as_mut().map(|d| d.admit(trace, ti)),
+                dag: self.dags.as_mut().and_then(|d| d.admit(trace, ti)),
             });
         }
         // Coflows that arrived as others finish: `retire` moves rates along with coflows.
