@@ -298,7 +298,7 @@ mod tests {
         );
         assert!(depth.iter().any(|&d| d >= 3), "some query has 4 levels");
         let roots = t.coflows.iter().filter(|c| c.parents.is_empty()).count();
-        assert!(roots >= 100 && roots <= 500, "{roots} scans");
+        assert!((100..=500).contains(&roots), "{roots} scans");
         let by_id: HashMap<u64, &Coflow> = t.coflows.iter().map(|c| (c.id, c)).collect();
         for c in &t.coflows {
             if c.parents.is_empty() {

@@ -202,7 +202,7 @@ pub fn depths(coflows: &[Coflow]) -> Vec<u32> {
 /// arrival put it first (the least move: among coflows of one arrival, the earliest whose
 /// parents are placed goes next), so an order that is already fine is kept: the order the
 /// simulator admits coflows in. `coflows` must have passed [`check`].
-pub fn sort_for_replay(coflows: &mut Vec<Coflow>) {
+pub fn sort_for_replay(coflows: &mut [Coflow]) {
     coflows.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
     if coflows.iter().all(|c| c.parents.is_empty()) {
         return;
