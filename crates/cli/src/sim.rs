@@ -28,6 +28,9 @@ pub fn run(args: SimArgs) -> Result<()> {
     if let Some(t) = done.stage_table() {
         out!("{t}")?;
     }
+    if let Some(t) = done.job_table() {
+        out!("{t}")?;
+    }
     if let Some(file) = done.write_outputs(&args)? {
         outln!("CCT CDF: {}", file.display())?;
     }

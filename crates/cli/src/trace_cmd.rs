@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use coflowkit_model::gen::{self, default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError};
+use coflowkit_model::gen::{
+    self, default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError, TpcdsSpec,
+};
 use coflowkit_model::trace::{self, stats::TraceStats, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
 use coflowkit_simcmd::flag_range::zero_or_at_least;
@@ -75,6 +77,36 @@ pub enum GenCmd {
         #[arg(long, default_value_t = 1.0)]
         load: f64,
         /// Fabric size [default: the base trace's]
+        #[arg(long)]
+        ports: Option<u32>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        out: OutArgs,
+        #[command(flatten)]
+        limit: FlowLimit,
+    },
+    /// A TPC-DS-like DAG workload (not TPC-DS): queries as DAGs of stages, several scans
+    /// feeding joins feeding an aggregate (sometimes a sort), one coflow per edge with its
+    /// parents and its producing stage's compute time; sizes drawn from a base trace
+    /// (docs/traces.md, docs/choices.md)
+    Tpcds {
+        /// Trace the coflows are drawn from [default: the bundled Facebook trace]
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// Number of queries (jobs)
+        #[arg(long, default_value_t = 100)]
+        queries: usize,
+        /// Scans per query are drawn from 1..=N
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        max_scans: usize,
+        /// Compute time of a stage, ms: MIN-MAX (uniform) or one value
+        #[arg(long, default_value = "500-5000", value_name = "MIN-MAX", value_parser = parse_ms_range)]
+        compute_ms: (f64, f64),
+        /// Coflow arrival rate relative to the base trace (2 = twice as many coflows per second)
+        #[arg(long, default_value_t = 1.0)]
+        load: f64,
+        /// Fabric size [default: the ports the base trace uses]
         #[arg(long)]
         ports: Option<u32>,
         #[arg(long, default_value_t = 1)]
@@ -234,6 +266,34 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             };
             out.write(&limit.check(spec.generate(&base).map_err(flag_error)?)?)?;
         }
+        TraceCmd::Gen(GenCmd::Tpcds {
+            base,
+            queries,
+            max_scans,
+            compute_ms,
+            load,
+            ports,
+            seed,
+            out,
+            limit,
+        }) => {
+            let mut base = limit.read(&base.unwrap_or_else(default_trace_path))?;
+            // Ports renumbered to those the base uses, as `sim` does before `--tpcds`: the
+            // same seed then gives `sim --tpcds` this very workload.
+            base.compact_ports();
+            let per_coflow = base.flows() as f64 / base.coflows.len().max(1) as f64;
+            // At most 2 x scans coflows a query.
+            check_gen_size(queries.saturating_mul(2 * max_scans.max(1)), per_coflow)?;
+            let spec = TpcdsSpec {
+                queries,
+                max_scans,
+                compute_ms,
+                load,
+                ports,
+                seed,
+            };
+            out.write(&limit.check(spec.generate(&base).map_err(flag_error)?)?)?;
+        }
         TraceCmd::Gen(GenCmd::HugHost { n, mb, out }) => {
             out.write(&gen::hug::host_level(n, mb).map_err(flag_error)?)?
         }
@@ -258,12 +318,37 @@ fn flag_error(e: GenError) -> anyhow::Error {
         GenError::BadSpec { field, why }
             if matches!(
                 field,
-                "load" | "ports" | "mean_interarrival_ms" | "mb" | "n" | "hosts" | "arrivals_s"
+                "load"
+                    | "ports"
+                    | "mean_interarrival_ms"
+                    | "mb"
+                    | "n"
+                    | "hosts"
+                    | "arrivals_s"
+                    | "queries"
+                    | "max_scans"
+                    | "compute_ms"
             ) =>
         {
             anyhow::anyhow!("--{}: {why}", field.replace('_', "-"))
         }
         e => e.into(),
+    }
+}
+
+/// `MIN-MAX` or a single value, in ms (checked by the generator).
+fn parse_ms_range(s: &str) -> Result<(f64, f64), String> {
+    let num = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`{t}` is not a number of ms (expected MIN-MAX, e.g. 500-5000)"))
+    };
+    match s.split_once('-') {
+        Some((a, b)) if !a.trim().is_empty() => Ok((num(a)?, num(b)?)),
+        _ => {
+            let v = num(s)?;
+            Ok((v, v))
+        }
     }
 }
 

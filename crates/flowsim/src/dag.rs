@@ -22,8 +22,9 @@ pub enum Dependencies {
     #[default]
     FinishesBefore,
     /// `C_E ↦ C_F`, explicit barriers: the child arrives at the later of its trace arrival and
-    /// its last parent's end. Its CCT and flow times count from then (its deadline stays
-    /// anchored at the trace arrival).
+    /// its last parent's end plus its compute time (`Coflow::compute_s`, the stage's compute
+    /// between the barrier and its output). Its CCT and flow times count from then (its
+    /// deadline stays anchored at the trace arrival).
     StartsAfter,
     /// Multi-wave stages without barriers (`--wave-timing overlap`, `waves::split_slots`): a
     /// coflow's *first* parent is a finishes-before edge (it joins that parent's DAG: Aalo's
@@ -39,10 +40,16 @@ pub(crate) struct DagBook {
     live: Vec<usize>,
     /// Starts-after only: each coflow's parents as trace indices.
     parents: Option<Vec<Vec<usize>>>,
+    /// Starts-after only: each coflow's compute time, seconds.
+    compute_s: Vec<f64>,
     /// Arrived coflows waiting for a parent (starts-after).
     held: Vec<usize>,
+    /// Arrived coflows whose parents have ended, waiting out their compute: (ready at, index).
+    computing: Vec<(f64, usize)>,
     /// Held coflows released, with the time.
     released_at: Vec<(usize, f64)>,
+    /// The policies see no DAG (`SimOptions::hide_dags`): dependencies still gate releases.
+    hidden: bool,
 }
 
 impl DagBook {
@@ -53,6 +60,7 @@ impl DagBook {
         trace: &Trace,
         order: &[usize],
         deps: Dependencies,
+        hidden: bool,
     ) -> Result<Option<DagBook>, SimError> {
         if trace.coflows.iter().all(|c| c.parents.is_empty()) {
             return Ok(None);
@@ -77,47 +85,86 @@ impl DagBook {
                 .map(|c| c.parents.iter().skip(skip).map(|p| index[p]).collect())
                 .collect()
         });
+        let compute_s = match deps {
+            Dependencies::StartsAfter | Dependencies::StageSlots => {
+                trace.coflows.iter().map(|c| c.compute_s).collect()
+            }
+            Dependencies::FinishesBefore => Vec::new(),
+        };
         Ok(Some(DagBook {
             ids,
             live: Vec::new(),
             parents,
+            compute_s,
             held: Vec::new(),
+            computing: Vec::new(),
             released_at: Vec::new(),
+            hidden,
         }))
     }
 
-    fn parents_done(&self, ti: usize, outcomes: &[Option<CoflowOutcome>]) -> bool {
-        self.parents
-            .as_ref()
-            .is_none_or(|p| p[ti].iter().all(|&q| outcomes[q].is_some()))
-    }
-
-    /// Trace coflow `ti` arrives: true if it must wait for a parent (starts-after).
-    pub(crate) fn hold(&mut self, ti: usize, outcomes: &[Option<CoflowOutcome>]) -> bool {
-        if self.parents_done(ti, outcomes) {
-            return false;
+    /// When coflow `ti` may start as far as its parents go: its last parent's end plus its
+    /// compute time; `None` while a parent runs (always `Some(-inf)` for finishes-before).
+    fn ready_at(&self, ti: usize, outcomes: &[Option<CoflowOutcome>]) -> Option<f64> {
+        let Some(parents) = self.parents.as_ref() else {
+            return Some(f64::NEG_INFINITY);
+        };
+        let mut last = f64::NEG_INFINITY;
+        for &q in &parents[ti] {
+            last = last.max(outcomes[q].as_ref()?.finish_s);
         }
-        self.held.push(ti);
-        true
+        if parents[ti].is_empty() {
+            return Some(last);
+        }
+        Some(last + self.compute_s[ti])
     }
 
-    /// Held coflows whose parents are all done by `now`, last-arrived first (pop order).
+    /// Trace coflow `ti` arrives at `now`: true if it must wait for a parent, or for its
+    /// compute after its parents (starts-after).
+    pub(crate) fn hold(&mut self, ti: usize, now: f64, outcomes: &[Option<CoflowOutcome>]) -> bool {
+        match self.ready_at(ti, outcomes) {
+            Some(at) if at <= now => false,
+            Some(at) => {
+                self.computing.push((at, ti));
+                true
+            }
+            None => {
+                self.held.push(ti);
+                true
+            }
+        }
+    }
+
+    /// Held coflows whose parents are all done and whose compute is over by `now`,
+    /// last-arrived first (pop order). Those whose parents just ended start their compute.
     pub(crate) fn release(&mut self, now: f64, outcomes: &[Option<CoflowOutcome>]) -> Vec<usize> {
         let mut out = Vec::new();
-        if self.held.is_empty() {
+        if self.held.is_empty() && self.computing.is_empty() {
             return out;
         }
         let held = std::mem::take(&mut self.held);
         for ti in held {
-            if self.parents_done(ti, outcomes) {
+            match self.ready_at(ti, outcomes) {
+                Some(at) => self.computing.push((at, ti)),
+                None => self.held.push(ti),
+            }
+        }
+        let computing = std::mem::take(&mut self.computing);
+        for (at, ti) in computing {
+            if at <= now {
                 out.push(ti);
                 self.released_at.push((ti, now));
             } else {
-                self.held.push(ti);
+                self.computing.push((at, ti));
             }
         }
         out.reverse();
         out
+    }
+
+    /// The next time a held coflow's compute ends (an event of the replay), if any waits.
+    pub(crate) fn next_release_s(&self) -> Option<f64> {
+        self.computing.iter().map(|&(at, _)| at).reduce(f64::min)
     }
 
     /// A released coflow's outcome counts from its release (the CCT of the coflow, not the
@@ -135,12 +182,16 @@ impl DagBook {
         }
     }
 
-    /// Trace coflow `ti` arrives: its place, with its DAG's finished bytes so far.
-    pub(crate) fn admit(&mut self, trace: &Trace, ti: usize) -> DagPos {
+    /// Trace coflow `ti` arrives: its place, with its DAG's finished bytes so far (none when
+    /// DAGs are hidden from the policies).
+    pub(crate) fn admit(&mut self, trace: &Trace, ti: usize) -> Option<DagPos> {
         self.live.push(ti);
-        self.ids
-            .pos(trace.coflows[ti].id)
-            .expect("every coflow was assigned")
+        if self.hidden {
+            return None;
+        }
+        let pos = self.ids.pos(trace.coflows[ti].id);
+        debug_assert!(pos.is_some(), "every coflow was assigned");
+        pos
     }
 
     /// After coflows finished: report each one's end with the bytes it sent (all of them) and
@@ -161,7 +212,7 @@ impl DagBook {
             ids.ended(c.id, c.bytes());
             false
         });
-        if self.live.len() != before {
+        if self.live.len() != before && !self.hidden {
             self.ids.place(active);
         }
     }

@@ -43,7 +43,7 @@ pub struct SimOptions {
     pub refresh_s: Option<f64>,
     /// What `Coflow::parents` mean: finishes-before (default; pipelined stages, a child runs
     /// beside its parents) or starts-after (barriers: a child arrives when its last parent
-    /// finishes). See docs/choices.md.
+    /// finishes and its compute time, `Coflow::compute_s`, has passed). See docs/choices.md.
     #[serde(default)]
     pub dependencies: Dependencies,
     /// Keep state per flow even for policies that rate flows by port pair (fair, wss), which
@@ -51,6 +51,11 @@ pub struct SimOptions {
     /// against. Same results up to float rounding.
     #[serde(default)]
     pub per_flow: bool,
+    /// The policies see no DAGs: every coflow is its own entity (`CoflowState::dag` is
+    /// `None`), while starts-after still holds children for their parents and compute. An
+    /// ablation: Aalo without its DAG rule on the same replay.
+    #[serde(default)]
+    pub hide_dags: bool,
 }
 
 /// [`simulate`] with options.
@@ -79,7 +84,7 @@ pub fn simulate_with(
             .total_cmp(&trace.coflows[b].arrival_s)
     });
 
-    let dags = DagBook::new(trace, &order, opts.dependencies)?;
+    let dags = DagBook::new(trace, &order, opts.dependencies, opts.hide_dags)?;
     // Pair-rated policies keep state per pair (the clock offers their rater when they decide
     // on every event), unless something needs per-flow timing: dependencies.
     if dags.is_none() && !opts.per_flow {
@@ -120,12 +125,14 @@ pub fn simulate_with(
     loop {
         run.admit();
         if run.w.active.is_empty() {
-            match run.order.get(run.next) {
-                Some(&ti) => {
-                    run.now = trace.coflows[ti].arrival_s;
+            let next_arrival = (run.order.get(run.next)).map(|&ti| trace.coflows[ti].arrival_s);
+            let next_release = run.dags.as_ref().and_then(DagBook::next_release_s);
+            match (next_arrival, next_release) {
+                (None, None) => break,
+                (a, r) => {
+                    run.now = a.unwrap_or(f64::INFINITY).min(r.unwrap_or(f64::INFINITY));
                     continue;
                 }
-                None => break,
             }
         }
         run.decide(sched)?;
@@ -193,7 +200,7 @@ impl Run<'_> {
             {
                 let ti = self.order[self.next];
                 self.next += 1;
-                if (self.dags.as_mut()).is_some_and(|d| d.hold(ti, &w.outcomes)) {
+                if (self.dags.as_mut()).is_some_and(|d| d.hold(ti, now, &w.outcomes)) {
                     continue;
                 }
                 (ti, trace.coflows[ti].arrival_s)
@@ -222,7 +229,7 @@ impl Run<'_> {
                 sent_bytes: 0.0,
                 max_flow_sent_bytes: 0.0,
                 flows,
-                dag: self.dags.as_mut().map(|d| d.admit(trace, ti)),
+                dag: self.dags.as_mut().and_then(|d| d.admit(trace, ti)),
             });
         }
         // Coflows that arrived as others finish: `retire` moves rates along with coflows.
@@ -259,9 +266,11 @@ impl Run<'_> {
         let (trace, w, clock) = (self.trace, &mut self.w, &mut self.clock);
         loop {
             let next_arrival = (self.order.get(self.next)).map(|&ti| trace.coflows[ti].arrival_s);
+            let next_release = self.dags.as_ref().and_then(DagBook::next_release_s);
             let next_due = w.next_due();
             let t_other = next_arrival
                 .unwrap_or(f64::INFINITY)
+                .min(next_release.unwrap_or(f64::INFINITY))
                 .min(clock.wake_at_s().unwrap_or(f64::INFINITY));
             match next_due {
                 Some(t) if t <= t_other => {

@@ -10,6 +10,7 @@ pub mod coflowsim;
 mod dag;
 pub mod engine;
 mod error;
+pub mod jobs;
 pub mod outcome;
 mod pair_world;
 pub mod pull;
@@ -18,5 +19,6 @@ mod world;
 
 pub use engine::{simulate, simulate_with, Dependencies, SimOptions};
 pub use error::SimError;
+pub use jobs::{JobOutcome, JobSummary};
 pub use outcome::{CoflowOutcome, SimOutput};
 pub use summary::Summary;

@@ -227,3 +227,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn hidden_dags_make_aalo_schedule_each_coflow_as_its_own() {
+    // `hide_dags` (the row-24 ablation): the same replay, Aalo blind to the DAG, gives the
+    // CCTs of the trace without parents, not those of its DAG rule.
+    let t = child_inherits();
+    let opts = SimOptions {
+        hide_dags: true,
+        ..Default::default()
+    };
+    let out = simulate_with(&t.0, &t.1, &mut Aalo::new(two_queues()), &opts).unwrap();
+    assert_close(&ccts(&out), &aalo(&without_parents(&t)));
+    assert_close(&ccts(&out), &[8.0, 7.0, 4.0]);
+    assert!(aalo(&t) != ccts(&out), "the DAG rule changes them");
+}

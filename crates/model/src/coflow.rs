@@ -31,6 +31,12 @@ pub struct Coflow {
     pub tenant: Option<u32>,
     /// Coflows this one depends on (DAG edges, finishes-before).
     pub parents: Vec<CoflowId>,
+    /// Seconds of computation between its last parent's end and its start (its producing
+    /// stage's compute), for a job-level replay with barriers (`Dependencies::StartsAfter`:
+    /// the coflow is released `compute_s` after its last parent ends). 0 for a coflow without
+    /// parents, whose arrival already says when it starts.
+    #[serde(default)]
+    pub compute_s: f64,
 }
 
 impl Coflow {
@@ -43,6 +49,7 @@ impl Coflow {
             weight: 1.0,
             tenant: None,
             parents: Vec::new(),
+            compute_s: 0.0,
         }
     }
 

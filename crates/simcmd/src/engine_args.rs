@@ -1,10 +1,21 @@
 //! Simulator knobs shared by `sim` and `bench`.
 
 use anyhow::{bail, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::flag_range::zero_or_sim_step_s;
-use coflowkit_flowsim::SimOptions;
+use coflowkit_flowsim::{Dependencies, SimOptions};
+
+/// What a coflow's parents (`parents` in a coflow-benchmark line) mean in a replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DepsArg {
+    /// Barriers: a child is released when its last parent has ended and its compute time
+    /// (`compute` in the trace) has passed; CCTs count from the release
+    StartsAfter,
+    /// Pipelined stages: a child arrives at its trace arrival and runs beside its parents
+    /// (compute times are ignored); only the scheduler orders them (Aalo: behind its parents)
+    FinishesBefore,
+}
 
 #[derive(Args, Debug, Clone)]
 pub struct EngineArgs {
@@ -22,6 +33,13 @@ pub struct EngineArgs {
     /// with the same results up to float rounding): the slower reference path
     #[arg(long)]
     pub per_flow: bool,
+    /// What a coflow's parents mean, for traces with DAGs (docs/traces.md)
+    #[arg(long, value_enum, default_value_t = DepsArg::StartsAfter, value_name = "HOW")]
+    pub dependencies: DepsArg,
+    /// Schedulers see no DAGs (each coflow its own entity) while the replay still holds
+    /// children for their parents and compute: Aalo without its DAG rule, an ablation
+    #[arg(long)]
+    pub hide_dags: bool,
 }
 
 impl EngineArgs {
@@ -37,9 +55,12 @@ impl EngineArgs {
         Ok(SimOptions {
             flow_quantum_s: self.flow_quantum,
             refresh_s: self.refresh,
-            // No trace format the CLI reads carries `parents` yet: nothing to choose.
-            dependencies: Default::default(),
+            dependencies: match self.dependencies {
+                DepsArg::StartsAfter => Dependencies::StartsAfter,
+                DepsArg::FinishesBefore => Dependencies::FinishesBefore,
+            },
             per_flow: self.per_flow,
+            hide_dags: self.hide_dags,
         })
     }
 }

@@ -25,7 +25,8 @@ pub struct WorkloadArgs {
     /// Per-port capacities (lines `<port> <uplink> [<downlink>]`); unlisted ports keep --port-rate
     #[arg(long, value_name = "FILE")]
     pub port_rates: Option<PathBuf>,
-    /// Replay only the first N coflows (by arrival) of the trace
+    /// Replay only the first N coflows (by arrival) of the trace; a coflow whose parent is
+    /// not among them is left out too
     #[arg(long, value_name = "N")]
     pub coflows: Option<usize>,
     /// The most flows the trace may hold (a coflow-benchmark line of M mappers and R reducers
@@ -65,6 +66,27 @@ impl WorkloadArgs {
                 .coflows
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             trace.coflows.truncate(n);
+            // Parents come before their children in arrival order: one pass keeps whole DAGs.
+            if trace.coflows.iter().any(|c| !c.parents.is_empty()) {
+                let mut kept = std::collections::HashSet::new();
+                let before = trace.coflows.len();
+                trace.coflows.retain(|c| {
+                    let keep = c.parents.iter().all(|p| kept.contains(p));
+                    if keep {
+                        kept.insert(c.id);
+                    }
+                    keep
+                });
+                if trace.coflows.len() < before {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{}: --coflows {n}: {} of the first {before} coflows have a parent \
+                         outside them (or such an ancestor) and are left out",
+                        path.display(),
+                        before - trace.coflows.len()
+                    );
+                }
+            }
         }
         // Tables scale with the ports the coflows use, not those the trace declares.
         let declared = trace.ports;

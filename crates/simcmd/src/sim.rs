@@ -15,8 +15,9 @@ use coflowkit_sched::probe::Probe;
 use coflowkit_sched::tenant::metrics::TenantMetrics;
 use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 
-use crate::engine_args::EngineArgs;
+use crate::engine_args::{DepsArg, EngineArgs};
 use crate::fabric_args::WorkloadArgs;
+use crate::jobs::RunJobs;
 use crate::plot;
 use crate::report::{self, Run};
 use crate::sched_args::SchedArgs;
@@ -59,7 +60,7 @@ pub struct SimArgs {
     /// Give every coflow a deadline Γ_empty × (1 + U(0, X)), at least 200 ms (Varys §5.7)
     #[arg(long, value_name = "X")]
     pub deadlines: Option<f64>,
-    /// Seed for everything random (deadline synthesis, --concurrent, --max-waves)
+    /// Seed for everything random (deadline synthesis, --concurrent, --max-waves, --tpcds)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Replace the trace by N of its coflows drawn at random (--seed), all arriving at once
@@ -78,6 +79,11 @@ pub struct SimArgs {
     /// wave is a coflow of its own, and Aalo sees a stage as one entity; docs/choices.md)
     #[arg(long, value_enum, default_value_t = WaveTiming::Barrier, value_name = "HOW", requires = "max_waves")]
     pub wave_timing: WaveTiming,
+    /// Replace the trace by a TPC-DS-like DAG workload of N queries whose coflows are drawn
+    /// from it (--seed; the defaults of `coflowkit trace gen tpcds`, which writes the same
+    /// workload): jobs' JCT and communication time are reported beside the CCTs
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub tpcds: Option<usize>,
     /// --model coflowsim, ablation: FIFO, SCF, NCF, LCF and SEBF do their work conservation in
     /// their own order instead of the reference's order of earliest synthetic deadline
     #[arg(long)]
@@ -124,6 +130,8 @@ pub struct SimRun {
     pub metrics: Vec<Option<TenantMetrics>>,
     /// Each run's stage completion times (`--max-waves`).
     pub stages: Vec<Option<stages::StageSummary>>,
+    /// Each run's jobs, when the trace has DAGs (not `--max-waves`, whose stages are above).
+    pub jobs: Vec<Option<RunJobs>>,
 }
 
 /// `coflowkit sim` on a loaded trace: everything after reading `--trace` and before printing.
@@ -142,6 +150,9 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
         bail!("--ref-backfill-in-order, --ref-no-skipped-share and --ref-dark-queues change the reference's rules: use them with --model coflowsim");
     }
     if args.model == Model::Coflowsim {
+        if trace.coflows.iter().any(|c| !c.parents.is_empty()) {
+            bail!("{}: the trace has parents (DAGs), and the reference simulator has no dependencies between coflows; use --model exact", path.display());
+        }
         if args.deadlines.is_some() {
             bail!("--deadlines: CoflowSim's main runs without deadlines (considerDeadline is hard-wired off); use --model exact");
         }
@@ -184,6 +195,11 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
         .iter()
         .map(|r| args.max_waves.map(|_| stages::summary(&r.output)))
         .collect();
+    let dags = args.max_waves.is_none() && trace.coflows.iter().any(|c| !c.parents.is_empty());
+    let jobs = runs
+        .iter()
+        .map(|r| dags.then(|| RunJobs::of(&trace, &r.output)).transpose())
+        .collect::<Result<Vec<_>>>()?;
     Ok(SimRun {
         trace_name: path.display().to_string(),
         trace,
@@ -193,6 +209,7 @@ pub fn execute(args: &SimArgs, path: &Path, trace: Trace) -> Result<SimRun> {
         runs,
         metrics,
         stages,
+        jobs,
     })
 }
 
@@ -207,9 +224,23 @@ impl SimArgs {
     }
 }
 
-/// What `--concurrent`, `--deadlines` and `--max-waves` make of the trace, in that order (on
-/// the trace `--coflows` left).
+/// What `--tpcds`, `--concurrent`, `--deadlines` and `--max-waves` make of the trace, in that
+/// order (on the trace `--coflows` left).
 pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Result<()> {
+    if let Some(queries) = args.tpcds {
+        if args.model == Model::Coflowsim {
+            bail!("--tpcds: the reference simulator has no dependencies between coflows; use --model exact");
+        }
+        if args.concurrent.is_some() || args.max_waves.is_some() {
+            bail!("--tpcds makes a DAG workload of its own: it does not combine with --concurrent or --max-waves");
+        }
+        let spec = coflowkit_model::gen::TpcdsSpec {
+            queries,
+            seed: args.seed,
+            ..Default::default()
+        };
+        *trace = spec.generate(trace).context("--tpcds")?;
+    }
     if let Some(n) = args.concurrent {
         *trace = coflowkit_model::gen::concurrent::concurrent(trace, n, args.seed)
             .context("--concurrent")?;
@@ -234,11 +265,14 @@ pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Res
     Ok(())
 }
 
-/// The simulator options the flags ask for: `--max-waves` holds each wave until the one before
-/// it has ended.
+/// The simulator options the flags ask for (`--max-waves` needs starts-after, the default:
+/// each wave is held until the one before it has ended).
 pub fn sim_options(args: &SimArgs) -> Result<SimOptions> {
     let mut o = args.engine.options()?;
     if args.max_waves.is_some() {
+        if args.engine.dependencies != DepsArg::StartsAfter {
+            bail!("--max-waves: the waves' timing is --wave-timing; it needs --dependencies starts-after (the default)");
+        }
         o.dependencies = match args.wave_timing {
             WaveTiming::Barrier => Dependencies::StartsAfter,
             WaveTiming::Overlap => Dependencies::StageSlots,
@@ -272,7 +306,25 @@ impl SimRun {
                 .collect();
             doc["stages"] = serde_json::Value::Object(by_run);
         }
+        if self.jobs.iter().any(Option::is_some) {
+            let by_run: serde_json::Map<String, serde_json::Value> = (self.runs.iter())
+                .zip(&self.jobs)
+                .filter_map(|(r, j)| {
+                    Some((
+                        r.name().to_string(),
+                        serde_json::to_value(j.as_ref()?).ok()?,
+                    ))
+                })
+                .collect();
+            doc["jobs"] = serde_json::Value::Object(by_run);
+        }
         doc
+    }
+
+    /// The job table, when the trace has DAGs.
+    pub fn job_table(&self) -> Option<String> {
+        let names: Vec<&str> = self.runs.iter().map(|r| r.name()).collect();
+        crate::jobs::table(&names, &self.jobs)
     }
 
     /// The stage completion table, for `--max-waves`.

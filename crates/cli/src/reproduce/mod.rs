@@ -100,7 +100,8 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
     if progress {
         errln!("{} simulations, {jobs} at a time", specs.len());
     }
-    let (results, tenants) = runs::run_all(&specs, &workload, &trace, &fabric, jobs, progress)?;
+    let (results, tenants, dags) =
+        runs::run_all(&specs, &workload, &trace, &fabric, jobs, progress)?;
     // Row 32: `hug bench` in this process, after the simulations so it has the cores.
     let machines: &[usize] = if a.quick {
         &rows::BENCH_MACHINES_QUICK
@@ -113,6 +114,7 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
         .context("row 32: hug bench")?;
     let extra = rows::Extra {
         tenants,
+        jobs: dags,
         hug_bench,
         optimized: !cfg!(debug_assertions),
     };

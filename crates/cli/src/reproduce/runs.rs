@@ -13,6 +13,7 @@ use coflowkit_sched::probe::Probe;
 use coflowkit_sched::tenant::metrics::TenantMetrics;
 use coflowkit_sched::{build, SchedulerKind};
 
+use coflowkit_simcmd::jobs::RunJobs;
 use coflowkit_simcmd::report::Run;
 use coflowkit_simcmd::sim::{reference_algo, shape_workload, sim_options, Model, SimArgs};
 
@@ -76,6 +77,9 @@ pub type Results = BTreeMap<String, Run>;
 /// by key.
 pub type Tenants = BTreeMap<String, TenantMetrics>;
 
+/// The jobs of the runs whose workload has DAGs (`--tpcds`), by key.
+pub type Jobs = BTreeMap<String, RunJobs>;
+
 /// Run every spec on `trace` (loaded once by the caller from `workload`), `jobs` at a time.
 pub fn run_all(
     specs: &[Spec],
@@ -84,7 +88,7 @@ pub fn run_all(
     fabric: &Fabric,
     jobs: usize,
     progress: bool,
-) -> Result<(Results, Tenants)> {
+) -> Result<(Results, Tenants, Jobs)> {
     let next = Mutex::new(0usize);
     let done: Mutex<Vec<Option<Result<Measured>>>> =
         Mutex::new((0..specs.len()).map(|_| None).collect());
@@ -100,7 +104,7 @@ pub fn run_all(
                 let r = run_one(spec, workload, trace, fabric)
                     .with_context(|| format!("run `{}`", spec.key));
                 if progress {
-                    if let Ok((out, _)) = &r {
+                    if let Ok((out, _, _)) = &r {
                         errln!("  {} done in {:.1} s", spec.key, out.wall_s);
                     }
                 }
@@ -110,18 +114,23 @@ pub fn run_all(
     });
     let mut results = Results::new();
     let mut tenants = Tenants::new();
+    let mut dags = Jobs::new();
     for (spec, r) in specs.iter().zip(done.into_inner().unwrap()) {
-        let (out, metrics) = r.ok_or_else(|| anyhow!("run `{}` did not run", spec.key))??;
+        let (out, metrics, jobs) = r.ok_or_else(|| anyhow!("run `{}` did not run", spec.key))??;
         results.insert(spec.key.clone(), Run::new(out));
         if let Some(m) = metrics {
             tenants.insert(spec.key.clone(), m);
         }
+        if let Some(j) = jobs {
+            dags.insert(spec.key.clone(), j);
+        }
     }
-    Ok((results, tenants))
+    Ok((results, tenants, dags))
 }
 
-/// A run's output and, when measured, its multi-tenant measures.
-type Measured = (SimOutput, Option<TenantMetrics>);
+/// A run's output and, when measured, its multi-tenant measures, and its jobs when its
+/// workload has DAGs.
+type Measured = (SimOutput, Option<TenantMetrics>, Option<RunJobs>);
 
 /// One run, from its command line; the trace is the one `workload` names, already loaded.
 /// Measured as a multi-tenant run exactly when `coflowkit sim` would measure it.
@@ -145,8 +154,10 @@ fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> 
     // --concurrent, --max-waves) need a copy.
     let own;
     let slice = args.workload.coflows.filter(|&n| n < trace.coflows.len());
-    let reshaped =
-        args.deadlines.is_some() || args.concurrent.is_some() || args.max_waves.is_some();
+    let reshaped = args.deadlines.is_some()
+        || args.concurrent.is_some()
+        || args.max_waves.is_some()
+        || args.tpcds.is_some();
     let trace = if slice.is_some() || reshaped {
         let mut t = trace.clone();
         if let Some(n) = slice {
@@ -182,7 +193,9 @@ fn run_one(spec: &Spec, workload: &[String], trace: &Trace, fabric: &Fabric) -> 
         }
     };
     out.scheduler = spec.key.clone();
-    Ok((out, metrics))
+    let dags = args.max_waves.is_none() && trace.coflows.iter().any(|c| !c.parents.is_empty());
+    let jobs = dags.then(|| RunJobs::of(trace, &out)).transpose()?;
+    Ok((out, metrics, jobs))
 }
 
 /// The trace and fabric the shared `workload` flags name (loaded once for every run).

@@ -82,6 +82,7 @@ impl FbScaleSpec {
                 weight: from.weight,
                 tenant: from.tenant,
                 parents: Vec::new(),
+                compute_s: 0.0,
             });
         }
         Ok(Trace { ports, coflows })

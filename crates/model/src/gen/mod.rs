@@ -3,6 +3,7 @@
 //!
 //! - [`custom`]: CoflowSim's CUSTOM-style generator, coflows drawn from width/length classes;
 //! - [`fb`]: the FB trace resampled to any number of coflows and any load;
+//! - [`tpcds`]: TPC-DS-like DAG workloads (queries as DAGs of stages, sizes from a base trace);
 //! - [`hug`]: the two-coflow and three-coflow workloads of HUG's cluster experiments.
 //!
 //! Both produce equal-split mapper x reducer coflows, so their output is writable in both trace
@@ -13,11 +14,13 @@ pub mod concurrent;
 pub mod custom;
 pub mod fb;
 pub mod hug;
+pub mod tpcds;
 pub mod waves;
 mod width;
 
 pub use custom::{default_classes, ClassSpec, CustomSpec};
 pub use fb::FbScaleSpec;
+pub use tpcds::TpcdsSpec;
 
 use thiserror::Error;
 

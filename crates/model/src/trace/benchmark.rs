@@ -9,15 +9,18 @@
 //!   reducers (it may be both: the resulting self-flow is kept, as CoflowSim keeps it);
 //! - MB is 2^20 bytes; arrival ms become seconds (`ms / 1000`);
 //! - only reducer totals are known, so each reducer's bytes are split equally over all mappers:
-//!   mappers x reducers flows, listed reducer by reducer, mappers in file order.
+//!   mappers x reducers flows, listed reducer by reducer, mappers in file order;
+//! - a line may end with `parents <P> <parent id>... [compute <ms>]`, the DAG extension
+//!   (`super::dag`): without it a line reads exactly as before.
 
 use std::collections::HashMap;
 use std::io::Write;
 
+use super::dag::{self, COMPUTE, PARENTS};
 use super::error::{Field, TraceError, TraceErrorKind, WriteError};
-use super::lines::{read_lines, FlowBudget, Line};
+use super::lines::{read_lines, FlowBudget, Line, MAX_EXACT_MS};
 use super::num::{arrival_s_of_ms, flow_bytes, ms_for, reducer_mb_for, written};
-use crate::coflow::{Coflow, Flow, Trace};
+use crate::coflow::{Coflow, CoflowId, Flow, Trace};
 
 const FORMAT: &str = "coflow-benchmark";
 
@@ -30,10 +33,91 @@ pub fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
 
 /// [`parse`], holding at most `max_flows` flows.
 pub fn parse_limited(text: &str, file: &str, max_flows: u64) -> Result<Trace, TraceError> {
-    read_lines(text, file, max_flows, parse_line)
+    let mut places: HashMap<CoflowId, Place> = HashMap::new();
+    let mut trace = read_lines(text, file, max_flows, |line, ports, budget| {
+        let (c, place) = parse_line(line, ports, budget)?;
+        if let Some(p) = place {
+            places.insert(c.id, p);
+        }
+        Ok(c)
+    })?;
+    if !places.is_empty() {
+        check_dag(&mut trace, file, &places)?;
+    }
+    Ok(trace)
 }
 
-fn parse_line(line: &mut Line, ports: u32, budget: FlowBudget) -> Result<Coflow, TraceError> {
+/// Where a coflow line's parents are: its line and the field of each parent id.
+struct Place {
+    line: usize,
+    parent_fields: Vec<usize>,
+}
+
+/// The parents of a read trace as a DAG workload (`dag::check`), blaming the line and the
+/// parent's field; then parents before children at equal arrivals.
+fn check_dag(
+    trace: &mut Trace,
+    file: &str,
+    places: &HashMap<CoflowId, Place>,
+) -> Result<(), TraceError> {
+    if let Err(f) = dag::check(&trace.coflows) {
+        let c = &trace.coflows[f.coflow];
+        let place = places.get(&c.id);
+        let field = match (f.parent, place) {
+            (Some(k), Some(p)) => Field::new(p.parent_fields[k], "parent id"),
+            _ => Field::new(1, "coflow id"),
+        };
+        let line = place.map_or(0, |p| p.line);
+        return Err(TraceError::new(
+            file,
+            line,
+            TraceErrorKind::Dag { field, why: f.why },
+        ));
+    }
+    dag::sort_for_replay(&mut trace.coflows);
+    Ok(())
+}
+
+/// The DAG tail of a line, if it has one: `parents <P> <id>... [compute <ms>]`.
+fn parse_parents(line: &mut Line, c: &mut Coflow) -> Result<Option<Place>, TraceError> {
+    match line.peek() {
+        Some(PARENTS) => {}
+        Some(COMPUTE) => {
+            return Err(line.err(TraceErrorKind::Dag {
+                field: line.next_field("compute"),
+                why: "a compute time needs parents: write `parents <P> <parent id>... compute \
+                      <ms>`"
+                    .into(),
+            }))
+        }
+        _ => return Ok(None),
+    }
+    line.token(PARENTS)?;
+    let (count_field, p) = line.count("parent count")?;
+    line.expect_remaining(p, "parent id", &count_field, p, "parents")?;
+    let mut parent_fields = Vec::with_capacity(p);
+    for _ in 0..p {
+        let (field, id) = line.id("parent id")?;
+        parent_fields.push(field.index);
+        c.parents.push(id);
+    }
+    if line.peek() == Some(COMPUTE) {
+        line.token(COMPUTE)?;
+        let (_, ms) = line.ms("compute ms")?;
+        // -0 + 0 is +0.
+        c.compute_s = arrival_s_of_ms(ms) + 0.0;
+    }
+    Ok(Some(Place {
+        line: line.number,
+        parent_fields,
+    }))
+}
+
+fn parse_line(
+    line: &mut Line,
+    ports: u32,
+    budget: FlowBudget,
+) -> Result<(Coflow, Option<Place>), TraceError> {
     let (_, id) = line.id("coflow id")?;
     let (_, ms) = line.ms("arrival ms")?;
 
@@ -67,16 +151,18 @@ fn parse_line(line: &mut Line, ports: u32, budget: FlowBudget) -> Result<Coflow,
         no_repeat(line, &mut seen, field, port, "reducer")?;
         reducers.push((port, mb));
     }
+    let mut c = Coflow::new(id, arrival_s_of_ms(ms), Vec::new());
+    let place = parse_parents(line, &mut c)?;
     line.finish()?;
 
-    let flows = reducers
+    c.flows = reducers
         .iter()
         .flat_map(|&(dst, mb)| {
             let bytes = flow_bytes(mb, m);
             mappers.iter().map(move |&src| Flow { src, dst, bytes })
         })
         .collect();
-    Ok(Coflow::new(id, arrival_s_of_ms(ms), flows))
+    Ok((c, place))
 }
 
 fn no_repeat(
@@ -102,6 +188,12 @@ fn no_repeat(
 /// is a full mappers x reducers product whose flows into each reducer are equal (within a
 /// relative 1e-9): only such coflows read back as themselves.
 pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
+    // What the reader refuses is not written: parents must make a DAG workload.
+    dag::check(&trace.coflows).map_err(|f| WriteError::Unrepresentable {
+        id: trace.coflows[f.coflow].id,
+        format: FORMAT,
+        why: f.why,
+    })?;
     writeln!(out, "{} {}", trace.ports, trace.coflows.len())?;
     for c in &trace.coflows {
         super::check_writable(c, trace.ports, FORMAT)?;
@@ -131,6 +223,26 @@ pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
             }
             // `{:?}` is shortest-round-trip and keeps the original's `48.0` look.
             write!(out, " {p}:{mb:?}")?;
+        }
+        if !c.parents.is_empty() {
+            write!(out, " {PARENTS} {}", c.parents.len())?;
+            for p in &c.parents {
+                write!(out, " {p}")?;
+            }
+            if c.compute_s != 0.0 {
+                if c.compute_s * 1000.0 > MAX_EXACT_MS {
+                    return Err(WriteError::Unrepresentable {
+                        id: c.id,
+                        format: FORMAT,
+                        why: format!(
+                            "compute time {:e} ms is past 2^53 ms, where milliseconds are no \
+                             longer exact",
+                            c.compute_s * 1000.0
+                        ),
+                    });
+                }
+                write!(out, " {COMPUTE} {}", ms_for(c.compute_s))?;
+            }
         }
         writeln!(out)?;
     }

@@ -99,6 +99,9 @@ pub enum TraceErrorKind {
         before: u64,
         max: u64,
     },
+    /// A coflow's parents or compute time (the DAG extension, `trace::dag`).
+    #[error("{field}: {why}")]
+    Dag { field: Field, why: String },
     #[error("{field}: unexpected trailing token `{token}`")]
     TrailingTokens { field: Field, token: String },
     #[error("unknown trace format: {0}")]

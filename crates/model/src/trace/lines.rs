@@ -59,6 +59,11 @@ impl<'a> Line<'a> {
         }))
     }
 
+    /// The next token, not consumed.
+    pub fn peek(&self) -> Option<&'a str> {
+        self.tokens.get(self.pos).copied()
+    }
+
     pub fn token(&mut self, name: &str) -> Result<(Field, &'a str), TraceError> {
         let field = self.next_field(name);
         match self.tokens.get(self.pos) {

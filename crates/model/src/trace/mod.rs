@@ -4,6 +4,7 @@
 
 pub mod benchmark;
 pub mod bounded;
+pub mod dag;
 pub mod error;
 mod lines;
 pub mod num;

@@ -123,6 +123,15 @@ pub fn write(trace: &Trace, out: &mut impl Write) -> Result<(), WriteError> {
     writeln!(out, "{} {}", trace.ports, trace.coflows.len())?;
     for c in &trace.coflows {
         super::check_writable(c, trace.ports, FORMAT)?;
+        if !c.parents.is_empty() || c.compute_s != 0.0 {
+            return Err(WriteError::Unrepresentable {
+                id: c.id,
+                format: FORMAT,
+                why: "it has parents or a compute time, which only the coflow-benchmark format \
+                      carries (`parents <P> <id>... compute <ms>`, docs/traces.md)"
+                    .into(),
+            });
+        }
         if c.flows.is_empty() {
             return Err(WriteError::Unrepresentable {
                 id: c.id,

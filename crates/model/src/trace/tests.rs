@@ -430,3 +430,224 @@ fn sincronia_flow_counts_past_the_limit_or_usize_are_refused() {
     );
     assert!(parse_str_with(one, "f", &ReadOptions::with_max_flows(2)).is_ok());
 }
+
+// ---- the DAG extension: parents and compute times ----
+
+/// A diamond 1 -> {2, 3} -> 4 with compute times, and a lone coflow 5.
+const DIAMOND: &str = "\
+8 5
+1 0 1 0 1 1:4.0
+2 0 1 1 1 2:1.0 parents 1 1 compute 500
+3 0 2 1 2 1 3:2.0 parents 1 1
+4 0 1 3 1 4:1.0 parents 2 2 3 compute 1250.5
+5 10 1 6 1 7:1.0
+";
+
+#[test]
+fn parents_and_compute_times_are_read() {
+    let t = parse_str(DIAMOND, "d.txt").unwrap();
+    let by_id = |id| t.coflows.iter().find(|c| c.id == id).unwrap();
+    assert_eq!(by_id(1).parents, Vec::<u64>::new());
+    assert_eq!(by_id(1).compute_s, 0.0);
+    assert_eq!(
+        (by_id(2).parents.clone(), by_id(2).compute_s),
+        (vec![1], 0.5)
+    );
+    assert_eq!(
+        (by_id(3).parents.clone(), by_id(3).compute_s),
+        (vec![1], 0.0)
+    );
+    assert_eq!(
+        (by_id(4).parents.clone(), by_id(4).compute_s),
+        (vec![2, 3], 1.2505)
+    );
+    // The flows are those of the line without its tail.
+    let plain = parse_str("8 1\n3 0 2 1 2 1 3:2.0\n", "p.txt").unwrap();
+    assert_eq!(by_id(3).flows, plain.coflows[0].flows);
+    // And it writes back byte for byte.
+    assert_eq!(write_to_string(&t, Format::Benchmark).unwrap(), DIAMOND);
+}
+
+#[test]
+fn parents_come_before_children_at_equal_arrivals() {
+    // The child's line comes first; both arrive at 0.
+    let t = parse_str("4 2\n2 0 1 0 1 1:1 parents 1 1\n1 0 1 2 1 3:1\n", "f").unwrap();
+    let ids: Vec<u64> = t.coflows.iter().map(|c| c.id).collect();
+    assert_eq!(ids, vec![1, 2]);
+}
+
+#[test]
+fn bad_parents_name_file_line_and_field() {
+    let head = "8 2\n1 0 1 0 1 1:1.0\n";
+    // fields: 1 id, 2 ms, 3 M, 4 mapper, 5 R, 6 reducer, 7 `parents`, 8 count, 9.. ids
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 1 7\n"),
+        3,
+        "field 9 (parent id)",
+        "parent 7 is not a coflow of the trace",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 1 2\n"),
+        3,
+        "field 9 (parent id)",
+        "coflow 2 names itself as a parent",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 2 1 1\n"),
+        3,
+        "field 10 (parent id)",
+        "parent 1 is named twice",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 2 1\n"),
+        3,
+        "field 10 (parent id)",
+        "line ends early; field 8 (parent count) announced 2 parents",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 0\n"),
+        3,
+        "field 8 (parent count)",
+        "not a positive integer count",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 1 x\n"),
+        3,
+        "field 9 (parent id)",
+        "`x` is not a non-negative integer id",
+    );
+    for bad in ["-1", "NaN", "inf", "1e300", "x"] {
+        fails(
+            &format!("{head}2 0 1 1 1 2:1 parents 1 1 compute {bad}\n"),
+            3,
+            "field 11 (compute ms)",
+            "is not a non-negative number of milliseconds",
+        );
+    }
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 compute 5\n"),
+        3,
+        "field 7 (compute)",
+        "a compute time needs parents",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 1 1 compute\n"),
+        3,
+        "field 11 (compute ms)",
+        "line ends early",
+    );
+    fails(
+        &format!("{head}2 0 1 1 1 2:1 parents 1 1 compute 5 6\n"),
+        3,
+        "field 12 (end of line)",
+        "unexpected trailing token `6`",
+    );
+    fails(
+        "8 2\n1 900 1 0 1 1:1.0\n2 100 1 1 1 2:1 parents 1 1\n",
+        3,
+        "field 9 (parent id)",
+        "parent 1 arrives at 900 ms, after its child 2 (100 ms)",
+    );
+}
+
+#[test]
+fn a_cycle_of_parents_is_refused_naming_it() {
+    let text = "8 4\n\
+                1 0 1 0 1 1:1\n\
+                2 0 1 0 1 1:1 parents 2 1 4\n\
+                3 0 1 0 1 1:1 parents 1 2\n\
+                4 0 1 0 1 1:1 parents 1 3\n";
+    // Found from coflow 2 (the first with parents): 2 waits for 4, 4 for 3, and 3's parent 2
+    // (line 4, field 9) closes the cycle.
+    fails(
+        text,
+        4,
+        "field 9 (parent id)",
+        "parent 2 closes a cycle: 2 -> 4 -> 3 -> 2 (each waits for the next)",
+    );
+}
+
+#[test]
+fn dag_traces_that_could_not_be_read_back_are_not_written() {
+    let mut t = parse_str(DIAMOND, "d.txt").unwrap();
+    t.coflows[1].parents.push(99);
+    let e = write_to_string(&t, Format::Benchmark)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("parent 99 is not a coflow"), "{e}");
+    let mut t = parse_str(DIAMOND, "d.txt").unwrap();
+    t.coflows[0].compute_s = 1.0; // coflow 1 has no parents
+    let e = write_to_string(&t, Format::Benchmark)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("coflow 1") && e.contains("no parents"), "{e}");
+    // Sincronia's format has no parents: refused, not dropped.
+    let t = parse_str(DIAMOND, "d.txt").unwrap();
+    let e = write_to_string(&t, Format::Sincronia)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only the coflow-benchmark format"), "{e}");
+}
+
+mod dag_round_trip {
+    use super::*;
+    use crate::coflow::Flow;
+    use proptest::prelude::*;
+
+    /// Random DAG traces: each coflow an equal-split product, parents among earlier coflows
+    /// (distinct), arrivals non-decreasing in whole ms, compute times in whole or fractional ms.
+    fn dag_trace() -> impl Strategy<Value = Trace> {
+        let coflow = (
+            0u32..6,
+            1usize..3,
+            1usize..3,
+            1u32..5000,
+            0u64..2000,
+            prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+            prop_oneof![
+                Just(0.0),
+                0.0f64..1e7,
+                (0u64..100_000).prop_map(|m| m as f64)
+            ],
+        );
+        prop::collection::vec(coflow, 1..12).prop_map(|specs| {
+            let mut coflows: Vec<Coflow> = Vec::new();
+            let mut ms = 0u64;
+            for (i, (first, m, r, mb, gap, picks, compute_ms)) in specs.into_iter().enumerate() {
+                ms += gap;
+                let mappers: Vec<u32> = (0..m as u32).map(|k| (first + k) % 8).collect();
+                let mut flows = Vec::new();
+                for k in 0..r as u32 {
+                    let dst = (first + 3 + k) % 8;
+                    let bytes = crate::trace::num::flow_bytes(mb as f64 / 4.0, m);
+                    flows.extend(mappers.iter().map(|&src| Flow { src, dst, bytes }));
+                }
+                let mut c = Coflow::new(100 + i as u64, ms as f64 / 1000.0, flows);
+                if i > 0 {
+                    for p in picks {
+                        let id = 100 + p.index(i) as u64;
+                        if !c.parents.contains(&id) {
+                            c.parents.push(id);
+                        }
+                    }
+                }
+                if !c.parents.is_empty() {
+                    c.compute_s = compute_ms / 1000.0;
+                }
+                coflows.push(c);
+            }
+            Trace { ports: 8, coflows }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn dag_traces_round_trip(t in dag_trace()) {
+            let text = write_to_string(&t, Format::Benchmark).unwrap();
+            let back = parse_str(&text, "rt.txt").unwrap();
+            prop_assert_eq!(&back, &t);
+            prop_assert_eq!(write_to_string(&back, Format::Benchmark).unwrap(), text);
+        }
+    }
+}
