@@ -108,6 +108,20 @@ fn servers_out_of_descriptors_back_off_and_serve_again() {
         held.push(TcpStream::connect(dmn).unwrap());
     }
     std::thread::sleep(Duration::from_millis(700));
+    // Still out of descriptors: a new connection is closed at once (the server gives up its
+    // spare descriptor to accept and close what waits), not left unanswered in the backlog.
+    let mut late = TcpStream::connect(coord).unwrap();
+    late.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let t0 = Instant::now();
+    match late.read(&mut [0u8; 64]) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        r => panic!(
+            "a connection to a server out of descriptors was not closed: {r:?} after {:?}",
+            t0.elapsed()
+        ),
+    }
     drop(held);
 
     // Once they are closed, a normal put and get work (the back-off is at most a second).
@@ -135,6 +149,14 @@ fn servers_out_of_descriptors_back_off_and_serve_again() {
     let page = http_get(metrics, "/metrics");
     let errors = metric(&page, "coflowkit_accept_errors_total{listener=\"control\"}");
     assert!(errors >= 1.0, "no accept error counted:\n{page}");
+    let shed = metric(
+        &page,
+        "coflowkit_connections_refused_total{listener=\"control\",reason=\"descriptors\"}",
+    );
+    assert!(
+        shed >= 1.0,
+        "no connection closed for want of descriptors:\n{page}"
+    );
 
     drop(proc.stdin.take());
     let status = proc.wait().unwrap();

@@ -16,6 +16,8 @@ use super::Limits;
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// Warnings of one kind are logged at most this often (the counters count every one).
 const WARN_EVERY: Duration = Duration::from_secs(5);
+/// Most connections closed in one go when out of descriptors.
+const SHED_MAX: usize = 4096;
 
 /// One listener's admission: its limits, who is connected, and its counters.
 pub struct Gate {
@@ -23,6 +25,10 @@ pub struct Gate {
     limits: Limits,
     stats: Arc<ListenStats>,
     state: Mutex<GateState>,
+    /// A descriptor held in reserve: out of descriptors, it is given up to accept and close
+    /// the connections waiting in the backlog, which would otherwise wait there unanswered
+    /// (a client of the same process could wait for ever on a server that cannot accept).
+    spare: Mutex<Option<std::fs::File>>,
 }
 
 #[derive(Default)]
@@ -63,6 +69,17 @@ fn per_connection(e: &io::Error) -> bool {
     )
 }
 
+/// EMFILE or ENFILE: the process or the system has no descriptor left.
+fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+}
+
+/// The reserve descriptor (none if even that cannot be had now; taken again at the next
+/// shedding).
+fn spare_descriptor() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/null").ok()
+}
+
 impl Gate {
     pub fn new(what: &'static str, limits: Limits, stats: Arc<ListenStats>) -> Arc<Gate> {
         Arc::new(Gate {
@@ -70,6 +87,7 @@ impl Gate {
             limits,
             stats,
             state: Mutex::new(GateState::default()),
+            spare: Mutex::new(spare_descriptor()),
         })
     }
 
@@ -108,10 +126,51 @@ impl Gate {
                             self.what
                         ),
                     );
+                    if out_of_descriptors(&e) {
+                        self.shed(l).await;
+                    }
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                 }
             }
+        }
+    }
+
+    /// Out of descriptors: give up the spare one, accept and close every connection waiting
+    /// (each client sees its connection closed at once instead of waiting unanswered), then
+    /// take the spare again.
+    async fn shed(&self, l: &TcpListener) {
+        let given_up = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if given_up.is_none() {
+            return;
+        }
+        drop(given_up);
+        let mut closed = 0u64;
+        let mut last = None;
+        for _ in 0..SHED_MAX {
+            // Polls the accept once: a connection waiting now, or none.
+            match tokio::time::timeout(Duration::ZERO, l.accept()).await {
+                Ok(Ok((sock, peer))) => {
+                    drop(sock);
+                    closed += 1;
+                    last = Some(peer);
+                }
+                Ok(Err(e)) if per_connection(&e) => {}
+                _ => break,
+            }
+        }
+        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = spare_descriptor();
+        if let Some(peer) = last {
+            self.stats
+                .refused_descriptors
+                .fetch_add(closed, Ordering::Relaxed);
+            self.warn(
+                "descriptors",
+                format_args!(
+                    "{}: out of file descriptors: closed {closed} waiting connection(s) at once, the last from {peer}",
+                    self.what
+                ),
+            );
         }
     }
 

@@ -9,6 +9,7 @@ pub struct ListenStats {
     pub accept_errors: AtomicU64,
     pub refused_server_limit: AtomicU64,
     pub refused_peer_limit: AtomicU64,
+    pub refused_descriptors: AtomicU64,
     pub timed_out: AtomicU64,
     pub open: AtomicU64,
 }
@@ -23,7 +24,7 @@ impl ListenStats {
 /// `listener="NAME"`.
 pub fn render(listeners: &[(&str, &ListenStats)], out: &mut String) {
     type Pick = fn(&ListenStats) -> &AtomicU64;
-    let families: [(&str, &str, &str, &str, Pick); 5] = [
+    let families: [(&str, &str, &str, &str, Pick); 6] = [
         (
             "accept_errors_total",
             "counter",
@@ -44,6 +45,13 @@ pub fn render(listeners: &[(&str, &ListenStats)], out: &mut String) {
             "",
             ",reason=\"peer_limit\"",
             |s| &s.refused_peer_limit,
+        ),
+        (
+            "connections_refused_total",
+            "counter",
+            "",
+            ",reason=\"descriptors\"",
+            |s| &s.refused_descriptors,
         ),
         (
             "connections_timed_out_total",
