@@ -47,7 +47,7 @@ pub struct FetchSimArgs {
     /// Seed of the workload (partition sizes) and of the policies' tie-breaks and random picks
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Repeat with seeds seed, seed+1, ... and report means (1 to 100000)
+    /// Repeat with seeds seed, seed+1, ... (wrapping past 2^64-1 to 0) and report means (1 to 100000)
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub runs: u64,
     /// Concurrent jobs (identical shape; job j's reducers start at node j)
@@ -234,7 +234,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
     let progress = std::io::stderr().is_terminal();
     let mut outs: Vec<Vec<PullOutput>> = vec![Vec::new(); policies.len()];
     for r in 0..args.runs {
-        let seed = args.seed + r;
+        let seed = args.seed.wrapping_add(r);
         let jobs = workload(seed);
         for (i, &policy) in policies.iter().enumerate() {
             let opts = PullOptions {
@@ -283,7 +283,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                     .iter()
                     .enumerate()
                     .map(|(r, o)| RunResult {
-                        seed: args.seed + r as u64,
+                        seed: args.seed.wrapping_add(r as u64),
                         shuffle_time_s: o.shuffle_time_s,
                         avg_task_rate_bps: o.avg_task_rate_bps(),
                         link_utilization: o.link_utilization(),

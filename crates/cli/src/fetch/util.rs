@@ -52,6 +52,7 @@ pub struct UtilArgs {
     /// an exploration, not in the paper)
     #[arg(long, default_value = "count", value_name = "RULE")]
     pub heaviest: Heaviest,
+    /// Seed of run 0; run r uses seed + r, wrapping past 2^64-1 to 0
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Write {"results": [{"nodes", "low_share", "policy", "mean_util_bps", ...}]}
@@ -125,7 +126,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
                         fetchers: args.fetchers,
                         rounds: args.rounds,
                         warmup: args.warmup,
-                        seed: args.seed + r,
+                        seed: args.seed.wrapping_add(r),
                         select: SelectOptions {
                             heaviest: args.heaviest,
                             ..SelectOptions::default()
