@@ -8,6 +8,7 @@ pub mod echo;
 pub mod fabric;
 pub mod fabric_file;
 pub mod gen;
+pub mod input;
 pub mod stats;
 pub mod trace;
 pub mod units;
