@@ -79,6 +79,9 @@ pub fn run(args: UtilArgs) -> Result<()> {
     if nodes.iter().any(|&n| n < 2) {
         bail!("--nodes: every count must be at least 2");
     }
+    for &n in &nodes {
+        super::rates::check_pair_nodes(n, "--nodes")?;
+    }
     if shares.iter().any(|s| !(0.0..=1.0).contains(s)) {
         bail!("--low-share: fractions must be between 0 and 1");
     }
