@@ -160,8 +160,10 @@ impl OutArgs {
             Some(p) => {
                 let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
                 let mut w = BufWriter::new(f);
-                trace::write(t, self.format, &mut w)?;
-                w.flush()?;
+                // The file is named: `-o /dev/full` said only "cannot write trace" (B14).
+                let writing = || format!("writing {}", p.display());
+                trace::write(t, self.format, &mut w).with_context(writing)?;
+                w.flush().with_context(writing)?;
                 errln!(
                     "wrote {} coflows, {} flows to {}",
                     t.coflows.len(),

@@ -118,6 +118,9 @@ pub struct RunResult {
 }
 
 pub fn run(args: FetchSimArgs) -> Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::out::check_out_dir("--plot", dir)?;
+    }
     let mut policies = parse_policies(&args.policy)?;
     if !policies.contains(&Policy::Random) {
         policies.insert(0, Policy::Random);

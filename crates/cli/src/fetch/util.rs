@@ -74,6 +74,9 @@ fn list<T: std::str::FromStr>(text: &str, flag: &str) -> Result<Vec<T>> {
 }
 
 pub fn run(args: UtilArgs) -> Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::out::check_out_dir("--plot", dir)?;
+    }
     let nodes: Vec<usize> = list(&args.nodes, "--nodes")?;
     let shares: Vec<f64> = list(&args.low_share, "--low-share")?;
     if nodes.iter().any(|&n| n < 2) {
