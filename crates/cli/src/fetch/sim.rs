@@ -53,11 +53,12 @@ pub struct FetchSimArgs {
     /// Concurrent jobs (identical shape; job j's reducers start at node j)
     #[arg(long, default_value_t = 1, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: u32,
-    /// Seconds between job arrivals
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    /// Seconds between job arrivals (0 to 2^53 ms, where times stop being exact)
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = coflowkit_simcmd::flag_range::f64_in(0.0, coflowkit_model::trace::MAX_EXACT_MS / 1000.0))]
     pub job_gap: f64,
-    /// Mean size of one partition (one map output for one reducer), MB (2^20 bytes)
-    #[arg(long, default_value_t = 16.0, value_name = "MB")]
+    /// Mean size of one partition (one map output for one reducer), MB (2^20 bytes); above 0
+    /// and at most 2^33 MB (2^53 bytes, as the trace readers)
+    #[arg(long, default_value_t = 16.0, value_name = "MB", value_parser = coflowkit_simcmd::flag_range::f64_positive(coflowkit_model::trace::MAX_MB))]
     pub partition_mb: f64,
     /// Partition sizes are uniform in mean x [1-s, 1+s]
     #[arg(long, default_value_t = 0.5, value_name = "S")]
