@@ -14,6 +14,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use coflowkit_model::echo::echo;
+
 use super::{MatrixError, MatrixErrorKind, PacketMatrix, ShuffleMatrix};
 
 /// The body of a matrix file, in the unit its header names.
@@ -196,7 +198,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                     "keyword",
                     format!(
                         "`{}` is not `nodes` (header `nodes <n> packets|normalized`)",
-                        tokens[0]
+                        echo(tokens[0])
                     ),
                 ));
             }
@@ -207,7 +209,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         2,
                         "node count",
-                        format!("`{}` is not a positive whole number", tokens[1]),
+                        format!("`{}` is not a positive whole number", echo(tokens[1])),
                     ))
                 }
                 None => return Err(field(line, 2, "node count", "missing".into())),
@@ -220,7 +222,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         3,
                         "unit",
-                        format!("`{t}` is neither `packets` nor `normalized`"),
+                        format!("`{}` is neither `packets` nor `normalized`", echo(t)),
                     ))
                 }
                 None => {
@@ -233,7 +235,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                 }
             };
             if tokens.len() > 3 {
-                return Err(field(line, 4, "end", format!("unexpected `{}`", tokens[3])));
+                return Err(field(line, 4, "end", format!("unexpected `{}`", echo(tokens[3]))));
             }
             if let Err(why) = check_nodes(n) {
                 return Err(field(line, 2, "node count", why));
@@ -270,7 +272,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         j + 1,
                         &name,
-                        format!("`{tok}` is not a whole number of packets"),
+                        format!("`{}` is not a whole number of packets", echo(tok)),
                     )
                 })?;
                 if v > MAX_CELL_PACKETS {
@@ -294,7 +296,7 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                         line,
                         j + 1,
                         &name,
-                        format!("`{tok}` is not a finite non-negative size"),
+                        format!("`{}` is not a finite non-negative size", echo(tok)),
                     )
                 })?);
             }
