@@ -121,7 +121,11 @@ fn check_rate(rate: f64, text: &str, cfg: &BroadcastConfig, a: &BroadcastArgs) -
         );
     }
     // `--runtime` has no stall limit (the daemons pace and the run has its timeout).
-    let mechanisms = if a.runtime { &[][..] } else { &cfg.mechanisms[..] };
+    let mechanisms = if a.runtime {
+        &[][..]
+    } else {
+        &cfg.mechanisms[..]
+    };
     for &m in mechanisms {
         // A broadcast smaller than one unit moves in one piece of its size.
         let unit = u64::from(cfg.opts.unit_bytes(m)).min(cfg.bytes.max(1));

@@ -23,7 +23,9 @@ pub fn check_pair_nodes(n: usize, flag: &str) -> Result<()> {
     if n > MAX_PAIR_NODES {
         bail!("{flag} {n}: more than the {MAX_PAIR_NODES} nodes the simulation takes");
     }
-    let need = (n as u64).saturating_mul(n as u64).saturating_mul(PAIR_BYTES);
+    let need = (n as u64)
+        .saturating_mul(n as u64)
+        .saturating_mul(PAIR_BYTES);
     coflowkit_simcmd::sim_memory::fits(need, 0).map_err(|short| {
         anyhow::anyhow!(
             "{flag} {n}: every node lists all the others ({n}^2 pairs, about {PAIR_BYTES} bytes \

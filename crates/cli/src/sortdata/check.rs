@@ -62,7 +62,8 @@ pub fn run(a: CheckArgs) -> Result<()> {
 fn summarise_file(path: &Path) -> Result<Summary> {
     let name = path.display();
     // A FIFO without a writer is not waited on for ever (nor a directory read).
-    let mut f = coflowkit_model::input::open_input(path).with_context(|| format!("opening {name}"))?;
+    let mut f =
+        coflowkit_model::input::open_input(path).with_context(|| format!("opening {name}"))?;
     let meta = f.metadata().with_context(|| format!("reading {name}"))?;
     // A character device (/dev/zero, /dev/urandom, a terminal) never ends: refused rather than
     // read forever. Files, block devices, pipes and sockets end.

@@ -104,9 +104,7 @@ impl<'a> Line<'a> {
             // Above 2^53 ms (285,000 years) milliseconds are no longer exact.
             // The text is compared too: 2^53 + 1 and 2^53 + 0.5 parse to 2^53 (pass 33, B11).
             Ok(v)
-                if v.is_finite()
-                    && (0.0..=MAX_EXACT_MS).contains(&v)
-                    && !text_above_2_53(text) =>
+                if v.is_finite() && (0.0..=MAX_EXACT_MS).contains(&v) && !text_above_2_53(text) =>
             {
                 Ok((field, v))
             }
@@ -412,7 +410,10 @@ mod tests {
             "1e3",
         ] {
             assert!(!text_above_2_53(within), "{within}");
-            assert!(Line::new("f", 4, within).ms("arrival ms").is_ok(), "{within}");
+            assert!(
+                Line::new("f", 4, within).ms("arrival ms").is_ok(),
+                "{within}"
+            );
         }
         let mut l = Line::new("f", 3, "1e17 9007199254740992");
         let e = l.ms("arrival ms").unwrap_err().to_string();

@@ -235,7 +235,12 @@ pub fn parse_matrix(text: &str, file: &str) -> Result<MatrixFile, MatrixError> {
                 }
             };
             if tokens.len() > 3 {
-                return Err(field(line, 4, "end", format!("unexpected `{}`", echo(tokens[3]))));
+                return Err(field(
+                    line,
+                    4,
+                    "end",
+                    format!("unexpected `{}`", echo(tokens[3])),
+                ));
             }
             if let Err(why) = check_nodes(n) {
                 return Err(field(line, 2, "node count", why));
