@@ -671,6 +671,16 @@ fn b18_empty_traces_are_neither_written_nor_run() {
         2,
         &["--coflows"],
     );
+    // Nor cut to nothing by `--coflows 0`.
+    write(p, "toy.txt", TOY);
+    for cmd in [
+        &["sim", "-s", "fifo", "--baseline", "fifo"][..],
+        &["fetch", "sim"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["--trace", "toy.txt", "--coflows", "0"]);
+        refused(p, &args, 2, &["--coflows"]);
+    }
     write(p, "g0.txt", "150 0\n");
     refused(
         p,

@@ -77,8 +77,8 @@ pub struct FetchSimArgs {
     /// task, each flow = one fetch from its mapper port
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// With --trace: only the first N coflows by arrival
-    #[arg(long, value_name = "N")]
+    /// With --trace: only the first N coflows by arrival (at least 1)
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub coflows: Option<usize>,
     /// The most fetches a run may hold: with --trace, the flows the trace may hold (a
     /// coflow-benchmark line of M mappers and R reducers is M x R flows); synthetic, jobs x
