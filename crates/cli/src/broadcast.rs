@@ -11,7 +11,8 @@ use coflowkit_model::units::{parse_rate_bps, parse_size_bytes};
 use coflowkit_orchestra::itc::Policy;
 use coflowkit_orchestra::node::{run_node, NodeEnv};
 use coflowkit_orchestra::{
-    run_broadcast, BroadcastConfig, BroadcastResult, Kill, Mechanism, Options, Racks,
+    run_broadcast, BroadcastConfig, BroadcastResult, Kill, Mechanism, Options, OrchestraError,
+    Racks,
 };
 use coflowkit_runtime::broadcast_run::RuntimeBroadcastConfig;
 use coflowkit_simcmd::flag_range::timeout_s;
@@ -109,12 +110,58 @@ fn check_memory(bytes: u64, hosts: u32) -> Result<()> {
         })
 }
 
+/// `--rate` in the range `transfers` takes, and slow enough blocks refused up front: at 1
+/// kbit/s a 64 KiB broadcast went out unpaced in 0.002 s beside a bound of 525 s, and 4 MiB
+/// blocks at 1 Mbit/s (34 s each) failed after `--stall-s 10` without naming why (pass 33, B16).
+fn check_rate(rate: f64, text: &str, cfg: &BroadcastConfig, a: &BroadcastArgs) -> Result<()> {
+    if !(1e3..=1e15).contains(&rate) {
+        bail!(
+            "--rate {}: {rate} bit/s; must be 1 kbit/s to 1 Pbit/s",
+            echo(text)
+        );
+    }
+    // `--runtime` has no stall limit (the daemons pace and the run has its timeout).
+    let mechanisms = if a.runtime {
+        &[][..]
+    } else {
+        &cfg.mechanisms[..]
+    };
+    for &m in mechanisms {
+        // A broadcast smaller than one unit moves in one piece of its size.
+        let unit = u64::from(cfg.opts.unit_bytes(m)).min(cfg.bytes.max(1));
+        let secs = unit as f64 * 8.0 / rate;
+        if secs > cfg.stall_s {
+            // The flag behind `Options::unit_bytes`.
+            let (flag, given) = match m {
+                Mechanism::BitTorrent => ("--chunk-size", &a.chunk_size),
+                Mechanism::Chain | Mechanism::Tree { .. } | Mechanism::Hdfs { .. } => {
+                    ("--pipe-size", &a.pipe_size)
+                }
+                _ => ("--block-size", &a.block_size),
+            };
+            bail!(
+                "{m}: one {unit}-byte unit ({flag} {}, or --bytes if smaller) takes {secs:.1} s at \
+                 --rate {}, longer than --stall-s {}, after which a run where no block moved \
+                 fails: raise --stall-s or --rate, or use smaller units",
+                echo(given),
+                echo(text),
+                cfg.stall_s
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: BroadcastArgs) -> Result<()> {
     if a.node {
         let env =
             NodeEnv::from_env()?.context("--node needs COFLOWKIT_RANK and COFLOWKIT_RENDEZVOUS")?;
         crate::async_rt::reserve()?;
-        return Ok(run_node(env)?);
+        return match run_node(env) {
+            // The controller prints why; each host saying it again tripled the line.
+            Err(OrchestraError::Aborted(_)) => std::process::exit(1),
+            r => Ok(r?),
+        };
     }
     let size = |s: &str, what: &str| -> Result<u64> {
         parse_size_bytes(s).with_context(|| what.to_string())
@@ -182,6 +229,9 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
         bail!("--racks {}: more racks than the {hosts} hosts", a.racks);
     }
     check_memory(cfg.bytes, hosts)?;
+    if let (Some(rate), Some(text)) = (cfg.rate_bps, a.rate.as_deref()) {
+        check_rate(rate, text, &cfg, &a)?;
+    }
     crate::async_rt::reserve()?;
     let results = if a.runtime {
         run_runtime(&cfg, a.itc.as_deref())?

@@ -115,7 +115,10 @@ fn logs() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failed(e),
+    };
     let result = match cli.command {
         Command::Sim(a) => sim::run(a),
         Command::Trace(c) => trace_cmd::run(c),
@@ -136,6 +139,22 @@ fn main() -> ExitCode {
         Command::Reproduce(c) => reproduce::run(c),
         Command::Transfers(a) => transfers::run(a),
     };
+    finish(result)
+}
+
+/// `--help` and `--version` (clap's "errors" bound for stdout) written through `out!`, so a
+/// failed write is reported with exit 1 as for every command (`--version > /dev/full` exited
+/// 0 silently; pass 33, B13). Usage errors keep clap's own text and status 2.
+fn parse_failed(e: clap::Error) -> ExitCode {
+    use std::io::IsTerminal;
+    if e.use_stderr() || std::io::stdout().is_terminal() {
+        // A terminal keeps clap's colours; a usage error goes to stderr.
+        e.exit();
+    }
+    finish(out!("{}", e.render()).map_err(anyhow::Error::from))
+}
+
+fn finish(result: anyhow::Result<()>) -> ExitCode {
     // What the last `out!` left buffered fails here, not silently at exit.
     let result = result.and_then(|()| Ok(out::flush()?));
     match result {

@@ -10,10 +10,8 @@ use anyhow::{bail, Context, Result};
 /// The bytes of `path`, refused once they pass `limit`.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let name = path.display();
-    let f = std::fs::File::open(path).with_context(|| format!("reading {name}"))?;
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
-        bail!("reading {name}: it is a directory, not a file");
-    }
+    // A directory is refused by name; a FIFO without a writer is not waited on for ever.
+    let f = coflowkit_model::input::open_input(path).with_context(|| format!("reading {name}"))?;
     let mut bytes = Vec::new();
     f.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

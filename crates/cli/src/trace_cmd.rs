@@ -47,8 +47,8 @@ pub enum GenCmd {
         /// Fabric size
         #[arg(long, default_value_t = 150)]
         ports: u32,
-        /// Number of coflows
-        #[arg(long, default_value_t = 500)]
+        /// Number of coflows (at least 1)
+        #[arg(long, default_value_t = 500, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         coflows: usize,
         /// A class NAME:FRACTION:MINW-MAXW:MINMB-MAXMB (repeat; fractions sum to 1)
         /// [default: the FB bin mix SN/LN/SW/LW]
@@ -70,8 +70,8 @@ pub enum GenCmd {
         /// Trace to resample [default: the bundled Facebook trace]
         #[arg(long)]
         base: Option<PathBuf>,
-        /// Number of coflows (5260 = 10x the FB trace)
-        #[arg(long, default_value_t = 5260)]
+        /// Number of coflows, at least 1 (5260 = 10x the FB trace)
+        #[arg(long, default_value_t = 5260, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         coflows: usize,
         /// Arrival rate relative to the base trace (2 = twice as many coflows per second)
         #[arg(long, default_value_t = 1.0)]
@@ -192,8 +192,10 @@ impl OutArgs {
             Some(p) => {
                 let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
                 let mut w = BufWriter::new(f);
-                trace::write(t, self.format, &mut w)?;
-                w.flush()?;
+                // The file is named: `-o /dev/full` said only "cannot write trace" (B14).
+                let writing = || format!("writing {}", p.display());
+                trace::write(t, self.format, &mut w).with_context(writing)?;
+                w.flush().with_context(writing)?;
                 errln!(
                     "wrote {} coflows, {} flows to {}",
                     t.coflows.len(),

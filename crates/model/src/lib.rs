@@ -8,6 +8,7 @@ pub mod echo;
 pub mod fabric;
 pub mod fabric_file;
 pub mod gen;
+pub mod input;
 pub mod small_file;
 pub mod stats;
 pub mod trace;

@@ -14,6 +14,10 @@ pub enum OrchestraError {
     Protocol { peer: String, why: String },
     #[error("broadcast failed: {0}")]
     Failed(String),
+    /// The controller ended the run and reports why itself: a node's copy of the reason is
+    /// not printed again (it was, once per host; pass 33, B16).
+    #[error("broadcast aborted by the controller: {0}")]
+    Aborted(String),
     #[error("emulated cluster: {0}")]
     Netns(String),
 }

@@ -180,7 +180,7 @@ async fn node(env: NodeEnv) -> Result<(), OrchestraError> {
     };
     let plan = match next(ctl_rd.next_line().await)? {
         ToNode::Plan(p) => p,
-        ToNode::Abort { why } => return Err(OrchestraError::Failed(why)),
+        ToNode::Abort { why } => return Err(OrchestraError::Aborted(why)),
         m => {
             return Err(OrchestraError::Protocol {
                 peer: "controller".into(),
@@ -240,7 +240,7 @@ async fn node(env: NodeEnv) -> Result<(), OrchestraError> {
     let (digest, pieces) = loop {
         match next(ctl_rd.next_line().await)? {
             ToNode::Go { digest, pieces } => break (digest, pieces),
-            ToNode::Abort { why } => return Err(OrchestraError::Failed(why)),
+            ToNode::Abort { why } => return Err(OrchestraError::Aborted(why)),
             ToNode::Finish => return Ok(()),
             _ => {}
         }
@@ -619,7 +619,7 @@ impl Fetcher {
                     }
                 }
                 ToNode::Finish => return Ok(Some(Ok(()))),
-                ToNode::Abort { why } => return Ok(Some(Err(OrchestraError::Failed(why)))),
+                ToNode::Abort { why } => return Ok(Some(Err(OrchestraError::Aborted(why)))),
                 _ => {}
             },
             Ev::CtlGone(why) => return Ok(Some(Err(OrchestraError::Failed(why)))),

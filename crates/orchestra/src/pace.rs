@@ -35,6 +35,21 @@ impl Pacer {
         };
         tokio::time::sleep_until(at).await;
     }
+
+    /// As [`Pacer::wait`], but until the reserved time of these `bytes` has passed, so what
+    /// is sent after it takes its time at the rate even when it is the first: a broadcast of
+    /// one block otherwise left at once, unpaced (pass 33, B16).
+    pub async fn wait_through(&self, bytes: usize) {
+        let end = {
+            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            let start = next.map_or(now, |n| n.max(now));
+            let end = start + Duration::from_secs_f64(bytes as f64 * self.byte_s);
+            *next = Some(end);
+            end
+        };
+        tokio::time::sleep_until(end).await;
+    }
 }
 
 #[cfg(test)]
@@ -51,5 +66,19 @@ mod tests {
         // The fourth waits for the three before it: 0.75 s.
         let e = t0.elapsed().as_secs_f64();
         assert!((0.74..0.76).contains(&e), "{e}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_through_paces_the_first_piece_too() {
+        let p = Pacer::new(8e6); // 1 MB/s
+        let t0 = Instant::now();
+        p.wait_through(250_000).await;
+        let e = t0.elapsed().as_secs_f64();
+        assert!((0.24..0.26).contains(&e), "{e}");
+        for _ in 0..3 {
+            p.wait_through(250_000).await;
+        }
+        let e = t0.elapsed().as_secs_f64();
+        assert!((0.99..1.01).contains(&e), "{e}");
     }
 }

@@ -132,7 +132,8 @@ pub async fn write_msg(
     w.write_all(&h).await?;
     for piece in payload.chunks(PACE_PIECE) {
         if let Some(p) = pacer {
-            p.wait(piece.len()).await;
+            // Sent once its time at the rate has passed: a one-block broadcast is paced too.
+            p.wait_through(piece.len()).await;
         }
         w.write_all(piece).await?;
     }

@@ -25,9 +25,9 @@ pub struct WorkloadArgs {
     /// Per-port capacities (lines `<port> <uplink> [<downlink>]`); unlisted ports keep --port-rate
     #[arg(long, value_name = "FILE")]
     pub port_rates: Option<PathBuf>,
-    /// Replay only the first N coflows (by arrival) of the trace; a coflow whose parent is
-    /// not among them is left out too
-    #[arg(long, value_name = "N")]
+    /// Replay only the first N coflows (by arrival) of the trace (at least 1); a coflow whose
+    /// parent is not among them is left out too
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub coflows: Option<usize>,
     /// The most flows the trace may hold (a coflow-benchmark line of M mappers and R reducers
     /// is M x R flows); a trace implying more is refused before they are made

@@ -115,6 +115,9 @@ pub fn run(args: FetchBenchArgs) -> Result<()> {
         .map(|s| s.trim().parse().ok().filter(|&n: &usize| n >= 2))
         .collect::<Option<_>>()
         .context("--nodes: expected a list of node counts, each at least 2")?;
+    for &n in &sizes {
+        super::rates::check_pair_nodes(n, "--nodes")?;
+    }
     let policies = parse_policies(&args.policy)?;
     let low = parse_rate_bps(&args.low_rate).context("--low-rate")? / 8.0;
     let high = parse_rate_bps(&args.high_rate).context("--high-rate")? / 8.0;

@@ -9,6 +9,32 @@ use coflowkit_sched::select::Policy;
 /// tables of some tens of bytes stay well under a GB.
 pub const MAX_NODES: usize = 1 << 24;
 
+/// The most nodes of `fetch util` and `fetch bench`, as `fetch sim --nodes`: every node keeps
+/// a list of all other nodes, so their state grows as n^2 (pass 33, B3: 10^9 nodes aborted).
+pub const MAX_PAIR_NODES: usize = 65_536;
+
+/// Bytes held per (node, other node) pair by `fetch util`/`fetch bench` (an 8-byte source in
+/// a pending list, held twice, and a little more): the estimate checked against memory.
+pub const PAIR_BYTES: u64 = 24;
+
+/// Refuses a node count of `fetch util`/`fetch bench` above [`MAX_PAIR_NODES`], or whose n^2
+/// state would not fit in memory, naming `flag`.
+pub fn check_pair_nodes(n: usize, flag: &str) -> Result<()> {
+    if n > MAX_PAIR_NODES {
+        bail!("{flag} {n}: more than the {MAX_PAIR_NODES} nodes the simulation takes");
+    }
+    let need = (n as u64)
+        .saturating_mul(n as u64)
+        .saturating_mul(PAIR_BYTES);
+    coflowkit_simcmd::sim_memory::fits(need, 0).map_err(|short| {
+        anyhow::anyhow!(
+            "{flag} {n}: every node lists all the others ({n}^2 pairs, about {PAIR_BYTES} bytes \
+             each), which would need {}",
+            short.describe()
+        )
+    })
+}
+
 /// Node capacities in bits per second from `RATE[:COUNT],...` (COUNT nodes at RATE, in order).
 pub fn parse_rates(text: &str) -> Result<Vec<f64>> {
     let mut out = Vec::new();

@@ -47,17 +47,18 @@ pub struct FetchSimArgs {
     /// Seed of the workload (partition sizes) and of the policies' tie-breaks and random picks
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Repeat with seeds seed, seed+1, ... and report means (1 to 100000)
+    /// Repeat with seeds seed, seed+1, ... (wrapping past 2^64-1 to 0) and report means (1 to 100000)
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub runs: u64,
     /// Concurrent jobs (identical shape; job j's reducers start at node j)
     #[arg(long, default_value_t = 1, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: u32,
-    /// Seconds between job arrivals
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    /// Seconds between job arrivals (0 to 2^53 ms, where times stop being exact)
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = coflowkit_simcmd::flag_range::f64_in(0.0, coflowkit_model::trace::MAX_EXACT_MS / 1000.0))]
     pub job_gap: f64,
-    /// Mean size of one partition (one map output for one reducer), MB (2^20 bytes)
-    #[arg(long, default_value_t = 16.0, value_name = "MB")]
+    /// Mean size of one partition (one map output for one reducer), MB (2^20 bytes); above 0
+    /// and at most 2^33 MB (2^53 bytes, as the trace readers)
+    #[arg(long, default_value_t = 16.0, value_name = "MB", value_parser = coflowkit_simcmd::flag_range::f64_positive(coflowkit_model::trace::MAX_MB))]
     pub partition_mb: f64,
     /// Partition sizes are uniform in mean x [1-s, 1+s]
     #[arg(long, default_value_t = 0.5, value_name = "S")]
@@ -76,8 +77,8 @@ pub struct FetchSimArgs {
     /// task, each flow = one fetch from its mapper port
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// With --trace: only the first N coflows by arrival
-    #[arg(long, value_name = "N")]
+    /// With --trace: only the first N coflows by arrival (at least 1)
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub coflows: Option<usize>,
     /// The most fetches a run may hold: with --trace, the flows the trace may hold (a
     /// coflow-benchmark line of M mappers and R reducers is M x R flows); synthetic, jobs x
@@ -118,6 +119,9 @@ pub struct RunResult {
 }
 
 pub fn run(args: FetchSimArgs) -> Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::out::check_out_dir("--plot", dir)?;
+    }
     let mut policies = parse_policies(&args.policy)?;
     if !policies.contains(&Policy::Random) {
         policies.insert(0, Policy::Random);
@@ -141,6 +145,10 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
     let (trace, used) = match &args.trace {
         Some(p) => {
             let mut t = read_path_with(p, &ReadOptions::with_max_flows(args.max_flows))?;
+            // As `replay`: an empty trace ran to a table of zeros with exit 0 (pass 33, B18).
+            if t.coflows.is_empty() {
+                bail!("{}: the trace has no coflows to simulate", p.display());
+            }
             t.coflows
                 .sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
             if let Some(n) = args.coflows {
@@ -234,7 +242,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
     let progress = std::io::stderr().is_terminal();
     let mut outs: Vec<Vec<PullOutput>> = vec![Vec::new(); policies.len()];
     for r in 0..args.runs {
-        let seed = args.seed + r;
+        let seed = args.seed.wrapping_add(r);
         let jobs = workload(seed);
         for (i, &policy) in policies.iter().enumerate() {
             let opts = PullOptions {
@@ -283,7 +291,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                     .iter()
                     .enumerate()
                     .map(|(r, o)| RunResult {
-                        seed: args.seed + r as u64,
+                        seed: args.seed.wrapping_add(r as u64),
                         shuffle_time_s: o.shuffle_time_s,
                         avg_task_rate_bps: o.avg_task_rate_bps(),
                         link_utilization: o.link_utilization(),

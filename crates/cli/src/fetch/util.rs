@@ -52,6 +52,7 @@ pub struct UtilArgs {
     /// an exploration, not in the paper)
     #[arg(long, default_value = "count", value_name = "RULE")]
     pub heaviest: Heaviest,
+    /// Seed of run 0; run r uses seed + r, wrapping past 2^64-1 to 0
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Write {"results": [{"nodes", "low_share", "policy", "mean_util_bps", ...}]}
@@ -73,10 +74,16 @@ fn list<T: std::str::FromStr>(text: &str, flag: &str) -> Result<Vec<T>> {
 }
 
 pub fn run(args: UtilArgs) -> Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::out::check_out_dir("--plot", dir)?;
+    }
     let nodes: Vec<usize> = list(&args.nodes, "--nodes")?;
     let shares: Vec<f64> = list(&args.low_share, "--low-share")?;
     if nodes.iter().any(|&n| n < 2) {
         bail!("--nodes: every count must be at least 2");
+    }
+    for &n in &nodes {
+        super::rates::check_pair_nodes(n, "--nodes")?;
     }
     if shares.iter().any(|s| !(0.0..=1.0).contains(s)) {
         bail!("--low-share: fractions must be between 0 and 1");
@@ -125,7 +132,7 @@ pub fn run(args: UtilArgs) -> Result<()> {
                         fetchers: args.fetchers,
                         rounds: args.rounds,
                         warmup: args.warmup,
-                        seed: args.seed + r,
+                        seed: args.seed.wrapping_add(r),
                         select: SelectOptions {
                             heaviest: args.heaviest,
                             ..SelectOptions::default()

@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 use clap::Args;
 use coflowkit_sched::tenant::drf::closed_form;
 use coflowkit_sched::tenant::gen::random_fabric;
@@ -134,7 +134,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
         rows.push(row);
     }
     if let Some(path) = &a.json {
-        std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;
+        std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

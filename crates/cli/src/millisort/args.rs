@@ -71,9 +71,11 @@ pub struct MilliSortArgs {
     /// host's cores), right for --local; set it under mpirun across hosts).
     #[arg(long)]
     pub cores: Option<usize>,
-    #[arg(long, default_value_t = GATHER_K)]
+    /// Radix of the k-nomial gather (at least 2; checked here, not by every rank after start)
+    #[arg(long, default_value_t = GATHER_K, value_parser = clap::value_parser!(u32).range(2..))]
     pub gather_k: u32,
-    #[arg(long, default_value_t = BCAST_K)]
+    /// Radix of the k-nomial broadcast (at least 2)
+    #[arg(long, default_value_t = BCAST_K, value_parser = clap::value_parser!(u32).range(2..))]
     pub bcast_k: u32,
     /// Seed of the transport's loss injection.
     #[arg(long, default_value_t = 1)]

@@ -26,8 +26,8 @@ pub struct ThesisArgs {
     /// Replay only the first --quick-coflows coflows (a smoke test, not results)
     #[arg(long)]
     pub quick: bool,
-    /// Coflows replayed by --quick
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    /// Coflows replayed by --quick (at least 1)
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub quick_coflows: usize,
     /// Coflow trace [default: the bundled FB trace]
     #[arg(long, value_name = "FILE")]

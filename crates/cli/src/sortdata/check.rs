@@ -61,7 +61,9 @@ pub fn run(a: CheckArgs) -> Result<()> {
 /// The summary of a file of records, refused unless it holds whole records, at least one.
 fn summarise_file(path: &Path) -> Result<Summary> {
     let name = path.display();
-    let mut f = File::open(path).with_context(|| format!("opening {name}"))?;
+    // A FIFO without a writer is not waited on for ever (nor a directory read).
+    let mut f =
+        coflowkit_model::input::open_input(path).with_context(|| format!("opening {name}"))?;
     let meta = f.metadata().with_context(|| format!("reading {name}"))?;
     // A character device (/dev/zero, /dev/urandom, a terminal) never ends: refused rather than
     // read forever. Files, block devices, pipes and sockets end.

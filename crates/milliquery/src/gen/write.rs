@@ -17,7 +17,8 @@ pub fn tablets(
         path: sub.clone(),
         source,
     })?;
-    let mut files = Vec::with_capacity(ranks);
+    // Grown as files are written: `ranks` is not trusted to size an allocation.
+    let mut files = Vec::new();
     for rank in 0..ranks {
         let path = table.path(dir, rank);
         let io = |e: csv::Error| QueryError::Io {

@@ -68,8 +68,9 @@ impl ClassSpec {
                 why: why.to_string(),
             })
         };
-        if !(self.fraction.is_finite() && self.fraction >= 0.0) {
-            return bad("fraction must be a non-negative number");
+        // At most 1: `A:1e308:..` was refused only by a sum printed in 309 digits.
+        if !(self.fraction.is_finite() && (0.0..=1.0).contains(&self.fraction)) {
+            return bad("fraction must be a number from 0 to 1");
         }
         if self.min_width == 0 || self.min_width > self.max_width {
             return bad("width range must satisfy 1 <= min <= max");
@@ -297,6 +298,8 @@ mod tests {
             ("SN:0.5:1-50", "3 `:`-separated parts"),
             (":0.5:1-50:1-2", "empty name"),
             ("SN:half:1-50:1-2", "fraction `half`"),
+            ("A:1e308:1-2:1-2", "fraction must be a number from 0 to 1"),
+            ("A:1.5:1-2:1-2", "fraction must be a number from 0 to 1"),
             ("SN:0.5:a-50:1-2", "width `a-50`"),
             ("SN:0.5:1-50:x", "length `x`"),
             ("SN:0.5:50-1:1-2", "width range"),

@@ -15,14 +15,8 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 pub fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, TraceError> {
     let file = path.display().to_string();
     let io = |line: usize, e: std::io::Error| TraceError::new(&file, line, TraceErrorKind::Io(e));
-    let mut f = std::fs::File::open(path).map_err(|e| io(0, e))?;
-    // A directory opens; its first read would fail and blame line 1.
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(io(
-            0,
-            std::io::Error::other("it is a directory, not a file"),
-        ));
-    }
+    // A directory is refused by name; a FIFO without a writer is not waited on for ever.
+    let mut f = crate::input::open_input(path).map_err(|e| io(0, e))?;
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
     let (mut line, mut line_len, mut checked) = (1usize, 0usize, 0usize);

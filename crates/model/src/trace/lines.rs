@@ -107,7 +107,12 @@ impl<'a> Line<'a> {
         let (field, text) = self.token(name)?;
         match text.parse::<f64>() {
             // Above 2^53 ms (285,000 years) milliseconds are no longer exact.
-            Ok(v) if v.is_finite() && (0.0..=MAX_EXACT_MS).contains(&v) => Ok((field, v)),
+            // The text is compared too: 2^53 + 1 and 2^53 + 0.5 parse to 2^53 (pass 33, B11).
+            Ok(v)
+                if v.is_finite() && (0.0..=MAX_EXACT_MS).contains(&v) && !text_above_2_53(text) =>
+            {
+                Ok((field, v))
+            }
             _ => Err(self.bad_number(
                 field,
                 text,
@@ -300,6 +305,45 @@ pub(crate) fn parse_header(
     Ok((ports, coflows))
 }
 
+/// Whether the decimal `text` (digits, an optional point and exponent) is exactly above 2^53,
+/// which its `f64` may not show: `9007199254740993` and `9007199254740992.5` round to 2^53.
+/// Text that is not such a decimal is left to the `f64` parse (false).
+pub fn text_above_2_53(text: &str) -> bool {
+    const TWO_53: &[u8] = b"9007199254740992";
+    let t = text.strip_prefix('+').unwrap_or(text);
+    let (mantissa, exp) = match t.find(['e', 'E']) {
+        Some(i) => match t[i + 1..].parse::<i64>() {
+            Ok(e) => (&t[..i], e),
+            Err(_) => return false,
+        },
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+    let Some(first) = digits.iter().position(|&b| b != b'0') else {
+        return false; // zero
+    };
+    // value = 0.digits[first..] x 10^point
+    let point = (int.len() as i64 - first as i64).saturating_add(exp);
+    let digits = &digits[first..];
+    let len = TWO_53.len() as i64;
+    if point != len {
+        return point > len;
+    }
+    for (i, &want) in TWO_53.iter().enumerate() {
+        let got = digits.get(i).copied().unwrap_or(b'0');
+        if got != want {
+            return got > want;
+        }
+    }
+    digits[TWO_53.len().min(digits.len())..]
+        .iter()
+        .any(|&b| b != b'0')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,6 +394,38 @@ mod tests {
         }
         // The message quotes the text, not its 309 digits.
         assert!(e.to_string().len() < 200, "{e}");
+        for above in [
+            "9007199254740993",
+            "9007199254740992.5",
+            "9007199254740992.0000001",
+            "9.007199254740993e15",
+            "90071992547409921e-1",
+            "+9007199254740993",
+        ] {
+            assert!(text_above_2_53(above), "{above}");
+            let mut l = Line::new("f", 4, above);
+            let e = l.ms("arrival ms").unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("f:4: field 1 (arrival ms): `{above}`")),
+                "{e}"
+            );
+        }
+        for within in [
+            "9007199254740992",
+            "9007199254740992.000",
+            "9.007199254740992e15",
+            "0009007199254740991.99",
+            "0",
+            "-0",
+            "1.5",
+            "1e3",
+        ] {
+            assert!(!text_above_2_53(within), "{within}");
+            assert!(
+                Line::new("f", 4, within).ms("arrival ms").is_ok(),
+                "{within}"
+            );
+        }
         let mut l = Line::new("f", 3, "1e17 9007199254740992");
         let e = l.ms("arrival ms").unwrap_err().to_string();
         assert!(e.starts_with("f:3: field 1 (arrival ms): `1e17`"), "{e}");

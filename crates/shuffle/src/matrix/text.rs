@@ -116,11 +116,8 @@ pub fn read_matrix_file(path: &Path) -> Result<MatrixFile, MatrixError> {
 /// passes `max_line`: `/dev/zero` is not read without bound.
 fn read_bounded(path: &Path, max_bytes: u64, max_line: usize) -> Result<String, (usize, String)> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| (0, e.to_string()))?;
-    // A directory opens; its first read would fail and blame line 1.
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err((0, "it is a directory, not a file".into()));
-    }
+    // A directory is refused by name; a FIFO without a writer is not waited on for ever.
+    let mut f = coflowkit_model::input::open_input(path).map_err(|e| (0, e.to_string()))?;
     let (mut bytes, mut chunk) = (Vec::new(), vec![0u8; 1 << 16]);
     let (mut line, mut len, mut checked) = (1usize, 0usize, 0usize);
     loop {
