@@ -285,3 +285,42 @@ fn the_grain_rounding_breaks_ties_up() {
         assert_eq!(super::round(x), x.round() as u64, "{x}");
     }
 }
+
+/// Adversarial pass 32, A4: one receiver, thousands of senders. The receiver's downlink fills
+/// with the first flow; the pass used to go on while any port of the fabric had room (every
+/// idle downlink did), taking every uplink's walk off the heap for nothing: O(n log n) per
+/// decision, and the incast takes n decisions. It ends once a side has no port with room and
+/// a live pair: one walk a decision.
+#[test]
+fn an_incast_decision_takes_one_walk_off_the_heap() {
+    let n = 3000u32;
+    let fabric = Fabric::uniform(n as usize + 1, 1.0);
+    let flows: Vec<(u32, u32, f64)> = (0..n).map(|s| (s, n, 1.0 + f64::from(s % 5))).collect();
+    let mut active = vec![coflow(1, 0.0, None, &flows)];
+    let mut p = Pfp::new(FlowCompletion::Redistribute);
+    let mut rates = Rates::default();
+    for round in 0..20 {
+        let snap = Snapshot {
+            now_s: f64::from(round),
+            fabric: &fabric,
+            coflows: &active,
+        };
+        rates.reset(snap.coflows);
+        let before = p.pass.popped;
+        p.allocate(&snap, &mut rates);
+        let served: Vec<usize> = (rates.per_coflow[0].iter().enumerate())
+            .filter(|(_, &r)| r > 0.0)
+            .map(|(i, _)| i)
+            .collect();
+        // The smallest flow left, lowest index first, takes the whole downlink.
+        assert_eq!(served, [5 * round as usize], "round {round}");
+        assert_eq!(rates.per_coflow[0][served[0]], 1.0);
+        assert!(
+            p.pass.popped - before <= 2,
+            "{} walks",
+            p.pass.popped - before
+        );
+        // It ends; nothing else runs: the world decides again.
+        active[0].flows[served[0]].remaining_bytes = 0.0;
+    }
+}
