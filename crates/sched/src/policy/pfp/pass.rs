@@ -44,8 +44,6 @@ pub(super) struct Pass {
     /// order.
     filled: Vec<(Key, u32)>,
     next_filled: Vec<(Key, u32)>,
-    /// Walks taken off the heap, over all passes (a regression test counts them).
-    pub(super) popped: u64,
 }
 
 /// What a pass reads.
@@ -70,9 +68,7 @@ struct Run<'a, 'b> {
     down: &'a mut [f64],
     floor: f64,
     mask: u32,
-    /// Ports with room and a live pair, per side: once a side has none nobody else can get
-    /// anything. (Counting every port with room kept an incast's pass going: one downlink
-    /// full, thousands of idle ones open, every uplink's walk popped for nothing.)
+    /// Ports with room, per side: once a side has none nobody else can get anything.
     open: [usize; 2],
     walks: &'a mut BinaryHeap<Reverse<(Key, u32, u32)>>,
     filled: &'a mut Vec<(Key, u32)>,
@@ -161,13 +157,10 @@ impl Pass {
         self.walks.clear();
         self.next_filled.clear();
         let floor = b.floor;
-        let orders = input.orders;
-        let open_at = |side: usize, left: &[f64]| {
-            (left.iter().enumerate())
-                .filter(|&(p, &x)| x > floor && !orders.codes(side, p).is_empty())
-                .count()
-        };
-        let open = [open_at(UP, &b.up), open_at(DOWN, &b.down)];
+        let open = [
+            b.up.iter().filter(|&&x| x > floor).count(),
+            b.down.iter().filter(|&&x| x > floor).count(),
+        ];
         Run {
             input,
             out,
@@ -184,7 +177,6 @@ impl Pass {
     /// A pass from scratch on the full budget `b`: a walk per uplink.
     pub(super) fn full(&mut self, b: &mut Budget, input: &PassIn, out: PassOut) {
         let mut run = self.run(b, input, out);
-        let mut popped = 0;
         if !run.over() {
             for src in 0..run.up.len() {
                 if run.room(UP, src) {
@@ -192,14 +184,12 @@ impl Pass {
                 }
             }
             while let Some(Reverse((key, id, at))) = run.walks.pop() {
-                popped += 1;
                 run.step(key, id, at);
                 if run.over() {
                     break;
                 }
             }
         }
-        self.popped += popped;
         std::mem::swap(&mut self.filled, &mut self.next_filled);
     }
 
@@ -215,7 +205,6 @@ impl Pass {
         let old = std::mem::take(&mut self.filled);
         let mut run = self.run(b, input, out);
         let (mut h, mut f) = (0, 0);
-        let mut popped = 0;
         // Merge the three sources by key (keys are unique within each); a key no pair has
         // marks a source run dry.
         const END: Key = (u64::MAX, u64::MAX, u64::MAX);
@@ -241,11 +230,9 @@ impl Pass {
                 }
             } else {
                 let Reverse((key, id, at)) = run.walks.pop().expect("peeked");
-                popped += 1;
                 run.step(key, id, at);
             }
         }
-        self.popped += popped;
         self.filled = old;
         std::mem::swap(&mut self.filled, &mut self.next_filled);
     }
