@@ -257,7 +257,7 @@ pub fn simulate_pull_observed(
             select_s += t0.elapsed().as_secs_f64();
             decisions += task.cache.requests() - before;
             requests += 1;
-            if requests % OBSERVE_EVERY == 0 {
+            if requests.is_multiple_of(OBSERVE_EVERY) {
                 seen(PullProgress {
                     time_s: t,
                     fetches_done,
@@ -367,7 +367,7 @@ pub fn simulate_pull_observed(
                 curve.push((t, frac));
             }
         }
-        if events % OBSERVE_EVERY == 0 {
+        if events.is_multiple_of(OBSERVE_EVERY) {
             seen(PullProgress {
                 time_s: t,
                 fetches_done,
