@@ -3,11 +3,13 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use coflowkit_flowsim::pull::{
-    from_trace, simulate_pull, Job, LocalFetch, PullOptions, PullOutput, SyntheticSpec,
+    from_trace, simulate_pull_observed, Job, LocalFetch, PullOptions, PullOutput, PullProgress,
+    SyntheticSpec,
 };
 use coflowkit_model::trace::{read_path_with, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::units::MB;
@@ -256,7 +258,7 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
                     ..SelectOptions::default()
                 },
             };
-            let out = simulate_pull(&fabric, &jobs, &opts)
+            let out = simulate_pull_observed(&fabric, &jobs, &opts, progress_printer(policy))
                 .with_context(|| format!("simulating {policy} (seed {seed})"))?;
             if progress {
                 errln!("  {policy} (seed {seed}) done in {:.1} s", out.wall_s);
@@ -382,6 +384,32 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
         outln!("completion ratio: {}", file.display())?;
     }
     Ok(())
+}
+
+/// A run longer than a few seconds (GSS and PGSS evaluate every candidate source against the
+/// whole pattern: a task of M sources costs them about M^2 / 2 evaluations) says on stderr
+/// every few seconds how far it has come.
+fn progress_printer(policy: Policy) -> impl FnMut(PullProgress) {
+    const EVERY: Duration = Duration::from_secs(3);
+    let start = Instant::now();
+    let mut next = EVERY;
+    move |p| {
+        let t = start.elapsed();
+        if t >= next {
+            next = t + EVERY;
+            errln!(
+                "  {policy}: {:.0} s: at {:.3} s simulated, {} of {} fetches done ({:.1}%), {} \
+                 decisions, {} max-min evaluations",
+                t.as_secs_f64(),
+                p.time_s,
+                p.fetches_done,
+                p.fetches,
+                100.0 * p.fetches_done as f64 / p.fetches.max(1) as f64,
+                p.decisions,
+                p.evaluations
+            );
+        }
+    }
 }
 
 fn pct(num: f64, den: f64) -> f64 {

@@ -4,7 +4,7 @@
 //! uplinks and downlinks (the shared water-filling), piecewise constant between events; the next
 //! event is the earliest fetch completion or job arrival. No time step.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use coflowkit_model::Fabric;
@@ -102,14 +102,46 @@ struct Active {
     left: f64,
 }
 
+/// How far a run has come, for progress output of long runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PullProgress {
+    /// Simulated time, seconds.
+    pub time_s: f64,
+    pub fetches_done: u64,
+    pub fetches: u64,
+    /// Requests answered by the policy, and the max-min evaluations they ran (GSS and PGSS
+    /// evaluate each candidate source: their cost).
+    pub decisions: u64,
+    pub evaluations: u64,
+}
+
 /// Simulate `jobs` pulling over `fabric` (capacities in bytes per second).
 pub fn simulate_pull(
     fabric: &Fabric,
     jobs: &[Job],
     opts: &PullOptions,
 ) -> Result<PullOutput, PullError> {
+    simulate_pull_observed(fabric, jobs, opts, |_| {})
+}
+
+/// Requests or events between two calls of the observer of [`simulate_pull_observed`].
+pub const OBSERVE_EVERY: u64 = 64;
+
+/// As [`simulate_pull`], calling `seen` every [`OBSERVE_EVERY`] requests to the policy and
+/// every as many events with how far the run has come. The run reads no clock for it.
+pub fn simulate_pull_observed(
+    fabric: &Fabric,
+    jobs: &[Job],
+    opts: &PullOptions,
+    mut seen: impl FnMut(PullProgress),
+) -> Result<PullOutput, PullError> {
     validate(fabric, jobs, opts)?;
     let started = Instant::now();
+    let fetches: u64 = (jobs.iter().flat_map(|j| &j.reducers))
+        .map(|r| r.fetches.len() as u64)
+        .sum();
+    let mut fetches_done = 0u64;
+    let mut requests = 0u64;
     let mut state = ClusterState::new(fabric.clone(), opts.seed, opts.select);
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by(|&a, &b| jobs[a].arrival_s.total_cmp(&jobs[b].arrival_s));
@@ -118,7 +150,11 @@ pub fn simulate_pull(
     let mut tasks: Vec<Task> = Vec::new();
     let mut active: Vec<Active> = Vec::new();
     let mut wanting: VecDeque<usize> = VecDeque::new();
-    let mut budget = Budget::full(fabric);
+    // The full capacities, never taken from: the rates of an event read only the ports its
+    // fetches touch (a reset per event cost O(N)).
+    let budget = Budget::full(fabric);
+    let mut group = vec![u32::MAX; fabric.ports()];
+    let mut fill_work = 0u64;
     let mut fill = WaterFill::default();
     let mut demands: Vec<Demand> = Vec::new();
     let mut rates: Vec<f64> = Vec::new();
@@ -138,12 +174,19 @@ pub fn simulate_pull(
             let j = order[next_job];
             next_job += 1;
             for r in &jobs[j].reducers {
+                // Group by source node through a per-node index (a search of the groups per
+                // fetch made a task of M sources O(M^2)).
                 let mut sizes: Vec<(u32, Vec<f64>)> = Vec::new();
                 for f in &r.fetches {
-                    match sizes.iter_mut().find(|(n, _)| *n == f.src) {
-                        Some((_, v)) => v.push(f.bytes),
-                        None => sizes.push((f.src, vec![f.bytes])),
+                    let k = &mut group[f.src as usize];
+                    if *k == u32::MAX {
+                        *k = sizes.len() as u32;
+                        sizes.push((f.src, Vec::new()));
                     }
+                    sizes[*k as usize].1.push(f.bytes);
+                }
+                for (n, _) in &sizes {
+                    group[*n as usize] = u32::MAX;
                 }
                 sizes.sort_by_key(|(n, _)| *n);
                 for (_, v) in &mut sizes {
@@ -213,8 +256,20 @@ pub fn simulate_pull(
             };
             select_s += t0.elapsed().as_secs_f64();
             decisions += task.cache.requests() - before;
+            requests += 1;
+            if requests.is_multiple_of(OBSERVE_EVERY) {
+                seen(PullProgress {
+                    time_s: t,
+                    fetches_done,
+                    fetches,
+                    decisions,
+                    evaluations: state.evaluations(),
+                });
+            }
             for src in picks {
-                let list = &mut task.sizes.iter_mut().find(|(n, _)| *n == src).unwrap().1;
+                // `sizes` is sorted by node.
+                let at = task.sizes.binary_search_by_key(&src, |(n, _)| *n).unwrap();
+                let list = &mut task.sizes[at].1;
                 let bytes = list.pop().expect("a selected source holds an output");
                 task.running += 1;
                 task.busy.push(src);
@@ -247,8 +302,8 @@ pub fn simulate_pull(
         }));
         rates.clear();
         rates.resize(active.len(), 0.0);
-        budget.reset(fabric);
-        fill.fill(&demands, &mut budget, &mut rates);
+        fill.fill_rates(&demands, &budget, &mut rates);
+        fill_work += demands.len() as u64;
 
         let mut dt = f64::INFINITY;
         for (a, &r) in active.iter().zip(&rates) {
@@ -288,6 +343,7 @@ pub fn simulate_pull(
         }
         for (a, _) in active.iter().zip(&done).filter(|(_, &d)| d) {
             done_bytes += a.bytes;
+            fetches_done += 1;
             let task = &mut tasks[a.task];
             state.release(a.src, task.node)?;
             task.running -= 1;
@@ -311,6 +367,15 @@ pub fn simulate_pull(
                 curve.push((t, frac));
             }
         }
+        if events.is_multiple_of(OBSERVE_EVERY) {
+            seen(PullProgress {
+                time_s: t,
+                fetches_done,
+                fetches,
+                decisions,
+                evaluations: state.evaluations(),
+            });
+        }
     }
 
     let last_done = tasks.iter().map(|t| t.finish_s).fold(first_ready, f64::max);
@@ -330,14 +395,17 @@ pub fn simulate_pull(
             bytes: t.bytes,
         })
         .collect();
+    // A job ends with the last task of its id (a scan of every task per job was O(J T)).
+    let mut last_of: HashMap<u64, f64> = HashMap::new();
+    for o in &task_outcomes {
+        let f = last_of.entry(o.job).or_insert(f64::NEG_INFINITY);
+        *f = f.max(o.finish_s);
+    }
     let job_outcomes = order
         .iter()
         .map(|&j| {
-            let finish = task_outcomes
-                .iter()
-                .filter(|o| o.job == jobs[j].id)
-                .map(|o| o.finish_s)
-                .fold(jobs[j].arrival_s, f64::max);
+            let finish = (last_of.get(&jobs[j].id).copied())
+                .map_or(jobs[j].arrival_s, |f| f.max(jobs[j].arrival_s));
             JobOutcome {
                 id: jobs[j].id,
                 arrival_s: jobs[j].arrival_s,
@@ -357,6 +425,8 @@ pub fn simulate_pull(
         },
         decisions,
         events,
+        rate_work: fill_work + budget.ports_reset() + state.evaluation_work(),
+        evaluations: state.evaluations(),
         select_wall_s: select_s,
         wall_s: started.elapsed().as_secs_f64(),
         tasks: task_outcomes,

@@ -10,7 +10,9 @@ pub mod outcome;
 pub mod rounds;
 pub mod workload;
 
-pub use engine::{simulate_pull, PullError, PullOptions};
+pub use engine::{
+    simulate_pull, simulate_pull_observed, PullError, PullOptions, PullProgress, OBSERVE_EVERY,
+};
 pub use outcome::{JobOutcome, PullOutput, TaskOutcome};
 pub use rounds::{simulate_rounds, RoundsOutput, RoundsSpec};
 pub use workload::{from_trace, Fetch, Job, LocalFetch, ReduceTask, SyntheticSpec};

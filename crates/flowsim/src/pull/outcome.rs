@@ -43,6 +43,14 @@ pub struct PullOutput {
     pub decisions: u64,
     /// Rate recomputations (one per distinct completion or arrival time).
     pub events: u64,
+    /// Work of every max-min fill, the events' and the selection's estimates: flows filled
+    /// plus ports written by resets of the capacities. It grows with the running fetches and
+    /// the candidates a policy scans, not with the nodes.
+    #[serde(default)]
+    pub rate_work: u64,
+    /// Max-min evaluations of the policy (GSS and PGSS: one per candidate source scanned).
+    #[serde(default)]
+    pub evaluations: u64,
     /// Wall time spent inside the selection policy.
     pub select_wall_s: f64,
     pub wall_s: f64,

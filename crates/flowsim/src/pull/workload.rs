@@ -2,6 +2,8 @@
 //! partition from every map output. Built synthetically (maps on every node, reducers spread
 //! round-robin) or from a coflow trace (coflow = job; see [`from_trace`] for the mapping).
 
+use std::collections::HashMap;
+
 use coflowkit_model::units::MB;
 use coflowkit_model::Trace;
 use rand::{Rng, SeedableRng};
@@ -142,6 +144,9 @@ pub fn from_trace(trace: &Trace, local: LocalFetch) -> Vec<Job> {
         .into_iter()
         .map(|c| {
             let mut reducers: Vec<ReduceTask> = Vec::new();
+            // Each port's reducer (a search of the reducers per flow made a coflow of R
+            // reducers O(R) per flow).
+            let mut of_port: HashMap<u32, usize> = HashMap::new();
             for f in &c.flows {
                 if f.src == f.dst && local == LocalFetch::Skip {
                     continue;
@@ -150,13 +155,14 @@ pub fn from_trace(trace: &Trace, local: LocalFetch) -> Vec<Job> {
                     src: f.src,
                     bytes: f.bytes,
                 };
-                match reducers.iter_mut().find(|r| r.node == f.dst) {
-                    Some(r) => r.fetches.push(fetch),
-                    None => reducers.push(ReduceTask {
+                let r = *of_port.entry(f.dst).or_insert_with(|| {
+                    reducers.push(ReduceTask {
                         node: f.dst,
-                        fetches: vec![fetch],
-                    }),
-                }
+                        fetches: Vec::new(),
+                    });
+                    reducers.len() - 1
+                });
+                reducers[r].fetches.push(fetch);
             }
             Job {
                 id: c.id,

@@ -16,6 +16,9 @@ pub struct Budget {
     /// flows), valid for the uplinks in `touched` only.
     pub(crate) groups: Vec<(f64, f64, u32)>,
     pub(crate) touched: Vec<u32>,
+    /// Ports written by [`Budget::reset`] so far (both sides): a reset costs O(N), and a
+    /// regression test of the BASHuffler estimate counts them.
+    pub(crate) resets: u64,
 }
 
 impl Budget {
@@ -26,6 +29,7 @@ impl Budget {
     }
 
     pub fn reset(&mut self, fabric: &Fabric) {
+        self.resets += (fabric.up_bytes_per_s.len() + fabric.down_bytes_per_s.len()) as u64;
         self.up.clear();
         self.up.extend_from_slice(&fabric.up_bytes_per_s);
         self.down.clear();
@@ -37,6 +41,11 @@ impl Budget {
             .chain(&self.down)
             .fold(0.0, |a: f64, &b| a.max(b));
         self.floor = max * FULL_FRACTION;
+    }
+
+    /// Ports written by resets so far (uplinks and downlinks).
+    pub fn ports_reset(&self) -> u64 {
+        self.resets
     }
 
     /// The most a new flow from `src` to `dst` could get right now.

@@ -228,6 +228,11 @@ impl ClusterState {
         self.bw.evaluations()
     }
 
+    /// Their work: flows filled and ports reset ([`Bandwidth::work`]).
+    pub fn evaluation_work(&self) -> u64 {
+        self.bw.work()
+    }
+
     pub fn fabric(&self) -> &Fabric {
         self.bw.fabric()
     }

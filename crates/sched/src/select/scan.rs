@@ -13,6 +13,11 @@ pub(crate) fn first_best(
     tolerance: f64,
 ) -> u32 {
     let mut best = order[0];
+    if order.len() == 1 {
+        // The only candidate wins whatever its utilization: no evaluation (each costs O(F),
+        // F the flows of the whole cluster's pattern).
+        return best;
+    }
     let mut best_util = f64::NEG_INFINITY;
     for &c in order {
         let util = bw.total(pattern, &[(c, dst)]);
