@@ -239,6 +239,19 @@ pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Res
             seed: args.seed,
             ..Default::default()
         };
+        // Refused before any plan is drawn: a query has at most 2 x max_scans coflows, each
+        // of about the base trace's mean number of flows.
+        let per_coflow = trace.flows() as f64 / trace.coflows.len().max(1) as f64;
+        let flows = queries as f64 * 2.0 * spec.max_scans as f64 * per_coflow;
+        if flows > args.workload.max_flows as f64 {
+            bail!(
+                "--tpcds {queries}: up to about {flows:.3e} flows ({} coflows a query at most, \
+                 {per_coflow:.0} flows each on average), over --max-flows {}: ask for fewer \
+                 queries or raise --max-flows",
+                2 * spec.max_scans,
+                args.workload.max_flows
+            );
+        }
         *trace = spec.generate(trace).context("--tpcds")?;
     }
     if let Some(n) = args.concurrent {

@@ -45,6 +45,9 @@ use crate::units::MB;
 pub const MAX_COMPUTE_MS: f64 = 86_400_000.0;
 /// The most scans a query may have.
 pub const MAX_SCANS: usize = 64;
+/// Most queries one workload may have (10,000 times the default; each has at most
+/// 2 x `max_scans` coflows).
+pub const MAX_QUERIES: usize = 1_000_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TpcdsSpec {
@@ -136,8 +139,8 @@ fn shape(c: &Coflow) -> Shape {
 impl TpcdsSpec {
     fn check(&self, base: &Trace) -> Result<(u32, f64), GenError> {
         let bad = |field, why: String| Err(GenError::BadSpec { field, why });
-        if self.queries == 0 {
-            return bad("queries", "must be at least 1".into());
+        if !(1..=MAX_QUERIES).contains(&self.queries) {
+            return bad("queries", format!("must lie in 1..={MAX_QUERIES}"));
         }
         if !(1..=MAX_SCANS).contains(&self.max_scans) {
             return bad("max_scans", format!("must lie in 1..={MAX_SCANS}"));
@@ -323,6 +326,11 @@ mod tests {
         let e = |spec: TpcdsSpec| spec.generate(&base).unwrap_err().to_string();
         let d = TpcdsSpec::default;
         assert!(e(TpcdsSpec { queries: 0, ..d() }).starts_with("queries:"));
+        assert!(e(TpcdsSpec {
+            queries: usize::MAX,
+            ..d()
+        })
+        .starts_with("queries:"));
         assert!(e(TpcdsSpec {
             max_scans: 0,
             ..d()
