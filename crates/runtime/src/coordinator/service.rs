@@ -236,6 +236,18 @@ impl Coordinator for Service {
                 format!("must be finite and >= {min}"),
             ));
         }
+        // Adversarial pass 33, B8: 1.7e308 was accepted and flows to it paced at 0 for ever.
+        let max = crate::daemon::MAX_NIC_BYTES_PER_S;
+        if r.nic_bytes_per_s > max {
+            return Err(bad(
+                "nic_bytes_per_s",
+                format!(
+                    "{:.3e} bytes/s is above {max:.3e} (1 Pbit/s, the most a daemon's \
+                     --nic-rate takes)",
+                    r.nic_bytes_per_s
+                ),
+            ));
+        }
         for o in &r.objects {
             check_name("objects.data_id", &o.data_id)?;
         }

@@ -34,6 +34,11 @@ use store::Store;
 /// The slowest NIC accepted (bytes per second): below it a block takes hours to pace, and a
 /// rate such as 1e-300 would pace gets at zero forever.
 pub const MIN_NIC_BYTES_PER_S: f64 = 1000.0;
+/// The fastest NIC accepted (bytes per second): 1 Pbit/s, the bound of `--nic-rate`. The
+/// coordinator refuses a registration above it (1.7e308 paced every flow at 0).
+pub const MAX_NIC_BYTES_PER_S: f64 = coflowkit_model::units::MAX_RATE_BPS / 8.0;
+/// The longest advertised address (bytes): the coordinator's bound on names and addresses.
+pub const MAX_ADVERTISE_BYTES: usize = 512;
 /// The smallest memory bound accepted (bytes): two blocks, one being put and one being read.
 pub const MIN_MEM_LIMIT_BYTES: u64 = 2 * BLOCK_BYTES as u64;
 
@@ -92,9 +97,12 @@ impl DaemonConfig {
     /// command can refuse a bad setting before it says it serves.
     pub fn validate(&self) -> Result<()> {
         self.limits.check().map_err(Error::Config)?;
-        if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s >= MIN_NIC_BYTES_PER_S) {
+        if !(self.nic_bytes_per_s.is_finite()
+            && (MIN_NIC_BYTES_PER_S..=MAX_NIC_BYTES_PER_S).contains(&self.nic_bytes_per_s))
+        {
             return Err(Error::Config(format!(
-                "the NIC rate must be finite and at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s), not {:.3e}",
+                "the NIC rate must be at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s) and at most \
+                 {MAX_NIC_BYTES_PER_S:.3e} (1 Pbit/s), not {:.3e}",
                 self.nic_bytes_per_s
             )));
         }
