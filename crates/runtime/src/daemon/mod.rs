@@ -116,6 +116,19 @@ impl DaemonConfig {
                 "the daemon needs an address to advertise".into(),
             ));
         }
+        check_advertise(&self.advertise).map_err(Error::Config)?;
+        if let Some(d) = &self.data_dir {
+            // Made when serving if missing; something else there is refused now, before the
+            // daemon says it serves (adversarial pass 33, B19).
+            if let Ok(m) = std::fs::metadata(d) {
+                if !m.is_dir() {
+                    return Err(Error::Config(format!(
+                        "data dir {}: exists and is not a directory",
+                        d.display()
+                    )));
+                }
+            }
+        }
         if self.persist_all && self.data_dir.is_none() {
             return Err(Error::Config(
                 "persisting every put needs a data dir".into(),
@@ -132,6 +145,39 @@ impl DaemonConfig {
         }
         Ok(())
     }
+}
+
+/// The advertised address: `host:port` (a port 1..65535), at most [`MAX_ADVERTISE_BYTES`],
+/// printable ASCII without spaces (other hosts dial it, `status` prints it). The error quotes
+/// it with control characters escaped.
+pub fn check_advertise(a: &str) -> std::result::Result<(), String> {
+    let quoted = || {
+        let s: String = a.chars().take(64).collect();
+        format!("{:?}{}", s, if a.chars().count() > 64 { "..." } else { "" })
+    };
+    if a.len() > MAX_ADVERTISE_BYTES {
+        return Err(format!(
+            "advertised address {}: {} bytes, at most {MAX_ADVERTISE_BYTES}",
+            quoted(),
+            a.len()
+        ));
+    }
+    if !a.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "advertised address {}: only printable ASCII without spaces (HOST:PORT)",
+            quoted()
+        ));
+    }
+    let ok = a
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0));
+    if !ok {
+        return Err(format!(
+            "advertised address {}: not HOST:PORT with a port 1..65535",
+            quoted()
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) struct Daemon {
