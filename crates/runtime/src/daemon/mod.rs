@@ -73,6 +73,9 @@ pub struct DaemonConfig {
     /// emulated cluster's `eth0`, needs root). The coordinator should run `tenant_local`, so
     /// that a capped flow's own rate is only its downlink ceiling.
     pub htb: Option<String>,
+    /// How long a registration with the coordinator may take before the daemon warns and
+    /// retries (default [`link::REGISTER_DEADLINE`], 15 s).
+    pub register_deadline: Duration,
 }
 
 impl DaemonConfig {
@@ -90,6 +93,7 @@ impl DaemonConfig {
             persist_all: false,
             limits: Limits::default(),
             htb: None,
+            register_deadline: link::REGISTER_DEADLINE,
         }
     }
 
