@@ -171,7 +171,7 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), Ended> 
     };
     // Adversarial pass 33, B9: a registration over the message limit failed as an opaque
     // `h2 protocol error` for ever; what does not fit follows it.
-    let (later_objects, later_flows) = split_registration(&mut req);
+    let (mut later_objects, later_flows) = split_registration(&mut req);
     let deadline = d.cfg.register_deadline;
     let late = |what: &str| {
         Ended::Retry(format!(
@@ -179,18 +179,40 @@ async fn session(d: &Arc<Daemon>, interval: &mut Duration) -> Result<(), Ended> 
             deadline.as_secs_f64()
         ))
     };
-    let reply = tokio::time::timeout(deadline, c.register_daemon(req))
+    let refused = |s: tonic::Status| match s.code() {
+        // Another protocol version, or a registration the coordinator calls invalid: the
+        // same request would be refused again.
+        tonic::Code::FailedPrecondition | tonic::Code::InvalidArgument => {
+            Ended::Refused(format!("registration refused: {}", s.message()))
+        }
+        _ => Ended::from(s),
+    };
+    // Kept to register again without them if the objects pass a coordinator limit.
+    let objects = (!req.objects.is_empty()).then(|| req.objects.clone());
+    let first = tokio::time::timeout(deadline, c.register_daemon(req.clone()))
         .await
-        .map_err(|_| late("the registration"))?
-        .map_err(|s| match s.code() {
-            // Another protocol version, or a registration the coordinator calls invalid: the
-            // same request would be refused again.
-            tonic::Code::FailedPrecondition | tonic::Code::InvalidArgument => {
-                Ended::Refused(format!("registration refused: {}", s.message()))
-            }
-            _ => Ended::from(s),
-        })?
-        .into_inner();
+        .map_err(|_| late("the registration"))?;
+    let reply = match (first, objects) {
+        // Past --max-objects-per-*: register without the objects (so the daemon is not lost
+        // to the scheduler) and report them one by one; the ones refused are warned about.
+        (Err(s), Some(objects)) if s.code() == tonic::Code::ResourceExhausted => {
+            tracing::warn!(
+                "coordinator {}: registration with {} objects refused ({}); registering \
+                 without them and reporting them one by one",
+                d.cfg.coordinator,
+                objects.len(),
+                s.message()
+            );
+            req.objects.clear();
+            later_objects.splice(0..0, objects);
+            tokio::time::timeout(deadline, c.register_daemon(req))
+                .await
+                .map_err(|_| late("the registration"))?
+                .map_err(refused)?
+        }
+        (r, _) => r.map_err(refused)?,
+    }
+    .into_inner();
     if reply.report_interval_s > 0.0 && reply.report_interval_s.is_finite() {
         *interval = Duration::from_secs_f64(reply.report_interval_s.clamp(0.001, 10.0));
     }

@@ -77,6 +77,10 @@ pub struct Object {
 /// registration of 6.3 MB that no restarted coordinator would take, and the daemon was lost).
 pub const RECORDS_BUDGET: u64 = crate::rpc::MAX_RPC_BYTES as u64 - (1 << 20);
 
+/// The most objects one daemon holds: the coordinator's default `--max-objects-per-daemon`
+/// (past it the coordinator could not locate them).
+pub const MAX_OBJECTS: usize = 65_536;
+
 /// An upper bound on the bytes an object's record takes in a registration: the data id and,
 /// for the coflow, size and flags, their tags and lengths (at most 40 bytes).
 pub fn record_bytes(data_id: &str) -> u64 {
@@ -372,6 +376,14 @@ impl Store {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         if objects.contains_key(&key) {
             return Err(format!("coflow {coflow} already has data `{data_id}`"));
+        }
+        if objects.len() >= MAX_OBJECTS {
+            return Err(format!(
+                "coflow {coflow}: put refused: this daemon holds {} objects, the most it \
+                 keeps ({MAX_OBJECTS}, the coordinator's default --max-objects-per-daemon); \
+                 unregister finished coflows",
+                objects.len()
+            ));
         }
         let bytes = record_bytes(data_id);
         let held = self.records.load(Ordering::Relaxed);
