@@ -60,6 +60,15 @@ pub struct CoordinatorArgs {
     #[arg(long, default_value_t = 65_536, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
     pub max_flows_per_daemon: u32,
+    /// Most put objects one coflow may have recorded, across all daemons
+    #[arg(long, default_value_t = 65_536, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub max_objects_per_coflow: u32,
+    /// Most put objects one daemon may have recorded at once (until their coflows are
+    /// unregistered)
+    #[arg(long, default_value_t = 65_536, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub max_objects_per_daemon: u32,
 }
 
 pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
@@ -84,6 +93,8 @@ pub fn config(args: &CoordinatorArgs) -> Result<CoordinatorConfig> {
         max_coflows: args.max_coflows as usize,
         max_flows_per_coflow: args.max_flows_per_coflow as usize,
         max_flows_per_daemon: args.max_flows_per_daemon as usize,
+        max_objects_per_coflow: args.max_objects_per_coflow as usize,
+        max_objects_per_daemon: args.max_objects_per_daemon as usize,
     };
     Ok(cfg)
 }

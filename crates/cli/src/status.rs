@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use clap::Args;
-use coflowkit_runtime::proto::Empty;
+use coflowkit_runtime::proto::{Empty, StatusReply};
 use coflowkit_runtime::{rpc, Token};
+use coflowkit_simcmd::flag_range::timeout_s;
 use serde_json::json;
 
 use crate::tls_args::TlsClientArgs;
@@ -22,6 +23,9 @@ pub struct StatusArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    /// Give up when the coordinator has not answered within this many seconds
+    #[arg(long, default_value_t = 15.0, value_name = "S", value_parser = timeout_s())]
+    pub timeout_s: f64,
     #[command(flatten)]
     pub tls: TlsClientArgs,
 }
@@ -34,7 +38,6 @@ pub fn run(args: StatusArgs) -> Result<()> {
 
 /// What `status` prints.
 fn render(args: StatusArgs) -> Result<String> {
-    let mut out = String::new();
     let token = Token::from_file(&args.token_file)?;
     let tls = args.tls.load()?;
     // A plaintext call to a TLS coordinator only sees its stream cancelled: say what may be wrong.
@@ -44,14 +47,28 @@ fn render(args: StatusArgs) -> Result<String> {
         ""
     };
     let rt = crate::async_rt::new()?;
+    // A peer that keeps the connection alive (it answers HTTP/2 pings) but never the call
+    // waited for ever (adversarial pass 33, B5).
+    let deadline = std::time::Duration::from_secs_f64(args.timeout_s);
     let s = rt.block_on(async {
-        let mut c = rpc::connect_with(&args.coordinator, &token, tls.as_ref()).await?;
-        c.status(Empty {})
+        let call = async {
+            let mut c = rpc::connect_with(&args.coordinator, &token, tls.as_ref()).await?;
+            c.status(Empty {})
+                .await
+                .map(|r| r.into_inner())
+                .map_err(|e| {
+                    let line = coflowkit_runtime::error::status_line(&e);
+                    anyhow!("coordinator {}: {line}{hint}", args.coordinator)
+                })
+        };
+        tokio::time::timeout(deadline, call)
             .await
-            .map(|r| r.into_inner())
-            .map_err(|e| {
-                let line = coflowkit_runtime::error::status_line(&e);
-                anyhow!("coordinator {}: {line}{hint}", args.coordinator)
+            .unwrap_or_else(|_| {
+                Err(anyhow!(
+                    "coordinator {} did not answer within {} s (--timeout-s)",
+                    args.coordinator,
+                    args.timeout_s
+                ))
             })
     })?;
     if args.json {
@@ -80,12 +97,37 @@ fn render(args: StatusArgs) -> Result<String> {
         });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
+    table(&args.coordinator, &s)
+}
+
+/// `s` with its control characters escaped (`\u{1b}`, `\n`, ...): names, addresses and data
+/// ids are whatever clients registered, and must neither drive the terminal nor forge lines
+/// (adversarial pass 33, B10).
+fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// The table `status` prints.
+fn table(coordinator: &str, s: &StatusReply) -> Result<String> {
+    let mut out = String::new();
     writeln!(
         out,
         "coordinator {} (protocol v{}), scheduler {}, up {:.1} s, {} rounds, last round {:.3} ms",
-        args.coordinator,
+        visible(coordinator),
         s.protocol_version,
-        s.scheduler,
+        visible(&s.scheduler),
         s.uptime_s,
         s.rounds,
         s.last_decision_s * 1e3
@@ -96,7 +138,7 @@ fn render(args: StatusArgs) -> Result<String> {
             out,
             "  {:>3}  {:<24} {:>10.1} Mbit/s  {:<12} {} objects",
             d.port,
-            d.addr,
+            visible(&d.addr),
             d.nic_bytes_per_s * 8.0 / 1e6,
             if d.connected {
                 "connected"
@@ -112,7 +154,7 @@ fn render(args: StatusArgs) -> Result<String> {
             out,
             "  {} {:<12} dag {}.{} {:<9} age {:>8.2} s, {} bytes sent, {} flows",
             c.id,
-            c.name,
+            visible(&c.name),
             c.dag_external,
             c.dag_internal,
             if c.ready { "ready" } else { "not ready" },
@@ -125,8 +167,12 @@ fn render(args: StatusArgs) -> Result<String> {
                 out,
                 "      {} -> {}  `{}`  {}/{} bytes  {:.1} Mbit/s",
                 f.src,
-                if f.dst.is_empty() { "outside" } else { &f.dst },
-                f.data_id,
+                if f.dst.is_empty() {
+                    "outside".into()
+                } else {
+                    visible(&f.dst)
+                },
+                visible(&f.data_id),
                 f.sent_bytes,
                 f.size_bytes,
                 f.bytes_per_s * 8.0 / 1e6
@@ -145,4 +191,82 @@ fn render(args: StatusArgs) -> Result<String> {
         )?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_runtime::proto::{status_reply, StatusReply};
+
+    /// Adversarial pass 33, B10: a coflow name, a daemon address and a data id with ESC
+    /// sequences and newlines are printed with them escaped: no raw control character, no
+    /// forged line.
+    #[test]
+    fn names_addresses_and_data_ids_print_their_control_characters_escaped() {
+        let evil = "\x1b[2J\x1b]0;PWNED\x07 evil\nfake line: daemons:";
+        let s = StatusReply {
+            daemons: vec![status_reply::Daemon {
+                addr: "\x1b[31mred\x1b[0m\n:1".into(),
+                ..Default::default()
+            }],
+            coflows: vec![status_reply::Coflow {
+                name: evil.into(),
+                flows: vec![status_reply::Flow {
+                    data_id: "id\r\x1b[1A".into(),
+                    dst: "d\n".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let out = table("c:1", &s).unwrap();
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(!out.lines().any(|l| l.starts_with("fake line")), "{out}");
+        assert_eq!(out.lines().count(), 6, "{out}");
+        assert!(out.contains("\\u{1b}[2J"), "{out}");
+        assert_eq!(visible("plain é"), "plain é");
+    }
+
+    /// Adversarial pass 33, B5: a peer that completes the HTTP/2 handshake and answers pings
+    /// but never the call: `status` gives up after `--timeout-s` (it waited for ever).
+    #[test]
+    fn status_gives_up_on_a_peer_that_never_answers() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let l = (rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))).unwrap();
+        let addr = l.local_addr().unwrap();
+        rt.spawn(async move {
+            while let Ok((sock, _)) = l.accept().await {
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(|_req| {
+                        std::future::pending::<
+                            Result<hyper::Response<String>, std::convert::Infallible>,
+                        >()
+                    });
+                    let http2 = hyper::server::conn::http2::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    );
+                    let io = hyper_util::rt::TokioIo::new(sock);
+                    let _ = http2.serve_connection(io, svc).await;
+                });
+            }
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let token_file = dir.path().join("token");
+        std::fs::write(&token_file, "test-token-1234").unwrap();
+        let args = StatusArgs {
+            coordinator: addr.to_string(),
+            token_file,
+            json: false,
+            timeout_s: 1.0,
+            tls: TlsClientArgs {
+                tls_ca: None,
+                tls_domain: None,
+            },
+        };
+        let t0 = std::time::Instant::now();
+        let e = render(args).unwrap_err().to_string();
+        assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+        assert!(e.contains("did not answer within 1 s (--timeout-s)"), "{e}");
+    }
 }

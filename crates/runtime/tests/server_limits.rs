@@ -64,6 +64,8 @@ async fn status_answers_with_120_thousand_flows() {
         max_coflows: 1 << 20,
         max_flows_per_coflow: 1 << 20,
         max_flows_per_daemon: 1 << 20,
+        max_objects_per_coflow: 1 << 20,
+        max_objects_per_daemon: 1 << 20,
     });
     let mut rpc = rpc::connect(&c.addr().to_string(), &token()).await.unwrap();
     for d in 0..2u64 {
@@ -93,6 +95,7 @@ async fn registry_limits_refuse_by_name_and_are_counted() {
         max_coflows: 3,
         max_flows_per_coflow: 4,
         max_flows_per_daemon: 6,
+        ..Default::default()
     });
     let mut rpc = rpc::connect(&c.addr().to_string(), &token()).await.unwrap();
     rpc.register_daemon(daemon("10.1.0.1:1", vec![]))

@@ -68,6 +68,8 @@ async fn status_readers_that_stall_cost_little_and_answers_are_bounded() {
         max_coflows: 1 << 20,
         max_flows_per_coflow: 1 << 20,
         max_flows_per_daemon: 1 << 20,
+        max_objects_per_coflow: 1 << 20,
+        max_objects_per_daemon: 1 << 20,
     };
     cfg.metrics = Some(loopback());
     let c = coordinator::spawn(cfg, loopback()).unwrap();

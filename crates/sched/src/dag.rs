@@ -39,18 +39,37 @@ pub enum DagError {
 struct Known {
     external: u64,
     internal: u32,
+    /// [`DagIds::forget`] was called: gone for good (its entry stays while its DAG has a
+    /// coflow not forgotten, so later children still find it).
+    gone: bool,
+}
+
+/// One DAG: its first arrival, the bytes of its coflows no longer active, its coflows.
+#[derive(Debug, Clone, Default)]
+struct Dag {
+    arrival_s: f64,
+    finished_bytes: f64,
+    members: Vec<CoflowId>,
+    gone: usize,
 }
 
 /// Pseudocode 5: hands every coflow its `external.internal` id as it registers, and tallies
 /// each DAG's start and finished bytes. Worlds only report "coflow X ended having sent N
 /// bytes" ([`DagIds::ended`]) and ask for the places of their active coflows
 /// ([`DagIds::place`]).
+///
+/// A world that runs for ever (the coordinator) also says when a coflow is gone for good
+/// ([`DagIds::forget`]): once every coflow of a DAG is, the DAG and its coflows are forgotten,
+/// so the table follows the DAGs still alive, not all that ever were. A coflow registered later
+/// naming a parent of a forgotten DAG is refused as an unknown parent by [`DagIds::assign`];
+/// the coordinator lets it start a new DAG of its own instead (see its records).
 #[derive(Debug, Default, Clone)]
 pub struct DagIds {
     next_external: u64,
     known: HashMap<CoflowId, Known>,
-    /// Per external id: the DAG's first arrival and the bytes of its coflows no longer active.
-    dags: HashMap<u64, (f64, f64)>,
+    /// Per external id: the DAG's first arrival, the bytes of its coflows no longer active,
+    /// and its coflows.
+    dags: HashMap<u64, Dag>,
     /// The bytes each coflow that is no longer active was reported to have sent.
     ended: HashMap<CoflowId, f64>,
 }
@@ -86,22 +105,32 @@ impl DagIds {
                 None => Known {
                     external: k.external,
                     internal: k.internal + 1,
+                    gone: false,
                 },
                 Some(j) => Known {
                     external: j.external.min(k.external),
                     internal: j.internal.max(k.internal + 1),
+                    gone: false,
                 },
             });
         }
         let k = joined.unwrap_or_else(|| {
             let external = self.next_external;
             self.next_external += 1;
-            self.dags.insert(external, (arrival_s, 0.0));
+            let dag = Dag {
+                arrival_s,
+                ..Dag::default()
+            };
+            self.dags.insert(external, dag);
             Known {
                 external,
                 internal: 0,
+                gone: false,
             }
         });
+        if let Some(d) = self.dags.get_mut(&k.external) {
+            d.members.push(coflow);
+        }
         self.known.insert(coflow, k);
         Ok(self.pos(coflow).expect("just inserted"))
     }
@@ -109,12 +138,12 @@ impl DagIds {
     /// The coflow's place with its DAG's current finished bytes.
     pub fn pos(&self, coflow: CoflowId) -> Option<DagPos> {
         let k = self.known.get(&coflow)?;
-        let (dag_arrival_s, finished_bytes) = self.dags[&k.external];
+        let d = self.dags.get(&k.external)?;
         Some(DagPos {
             external: k.external,
             internal: k.internal,
-            dag_arrival_s,
-            finished_bytes,
+            dag_arrival_s: d.arrival_s,
+            finished_bytes: d.finished_bytes,
         })
     }
 
@@ -131,8 +160,8 @@ impl DagIds {
         };
         match self.ended.insert(coflow, sent_bytes) {
             Some(before) if before == sent_bytes => {}
-            Some(before) => d.1 += sent_bytes - before,
-            None => d.1 += sent_bytes,
+            Some(before) => d.finished_bytes += sent_bytes - before,
+            None => d.finished_bytes += sent_bytes,
         }
     }
 
@@ -140,11 +169,45 @@ impl DagIds {
     /// leaves a coflow out while it waits, and takes it back): its bytes leave the tally.
     pub fn resumed(&mut self, coflow: CoflowId) {
         if let Some(before) = self.ended.remove(&coflow) {
-            let k = self.known[&coflow];
+            let Some(k) = self.known.get(&coflow) else {
+                return;
+            };
             if let Some(d) = self.dags.get_mut(&k.external) {
-                d.1 -= before;
+                d.finished_bytes -= before;
             }
         }
+    }
+
+    /// Coflow `coflow` is gone for good (unregistered; report its bytes with
+    /// [`ended`](DagIds::ended) first). Once every coflow of its DAG is gone, the DAG and its
+    /// coflows are forgotten: [`pos`](DagIds::pos) no longer knows them and a later child
+    /// naming one of them is an unknown parent. Unknown coflows and repeats are ignored.
+    pub fn forget(&mut self, coflow: CoflowId) {
+        let Some(k) = self.known.get_mut(&coflow) else {
+            return;
+        };
+        if k.gone {
+            return;
+        }
+        k.gone = true;
+        let external = k.external;
+        let Some(d) = self.dags.get_mut(&external) else {
+            return;
+        };
+        d.gone += 1;
+        if d.gone < d.members.len() {
+            return;
+        }
+        let d = self.dags.remove(&external).expect("just seen");
+        for m in d.members {
+            self.known.remove(&m);
+            self.ended.remove(&m);
+        }
+    }
+
+    /// How many coflows and DAGs are remembered (for tests and bounds).
+    pub fn remembered(&self) -> (usize, usize) {
+        (self.known.len(), self.dags.len())
     }
 
     /// Every active coflow's place in its DAG as of now (`None` for coflows never assigned).
@@ -187,6 +250,46 @@ mod tests {
         active[0].id = 13;
         ids.place(&mut active);
         assert_eq!(active[0].dag, ids.pos(13));
+    }
+
+    /// Adversarial pass 33, B6: 500,000 registered and unregistered coflows grew the
+    /// coordinator by ~200 bytes each for ever. A DAG is forgotten once all its coflows are.
+    #[test]
+    fn a_dag_is_forgotten_once_all_its_coflows_are_gone() {
+        let mut ids = DagIds::new();
+        for c in 0..10_000u64 {
+            ids.assign(c, c as f64, &[]).unwrap();
+            ids.ended(c, 1.0);
+            ids.forget(c);
+        }
+        assert_eq!(ids.remembered(), (0, 0));
+        // A chain 1 -> 2 -> 3: the parent gone, its DAG stays while a child lives, so a late
+        // child still joins it and inherits its bytes.
+        let mut ids = DagIds::new();
+        ids.assign(1, 0.0, &[]).unwrap();
+        ids.assign(2, 1.0, &[1]).unwrap();
+        ids.ended(1, 5.0);
+        ids.forget(1);
+        ids.forget(1); // a repeat counts once
+        let late = ids.assign(3, 2.0, &[1]).unwrap();
+        assert_eq!(
+            (late.external, late.internal, late.finished_bytes),
+            (0, 1, 5.0)
+        );
+        ids.forget(2);
+        assert_eq!(ids.remembered(), (3, 1), "coflow 3 still lives");
+        ids.forget(3);
+        assert_eq!(ids.remembered(), (0, 0));
+        // Now DAG 0 is forgotten: a child naming coflow 1 is an unknown parent.
+        assert_eq!(
+            ids.assign(4, 3.0, &[1]),
+            Err(DagError::UnknownParent {
+                coflow: 4,
+                parent: 1
+            })
+        );
+        ids.resumed(1); // unknown: ignored, no panic
+        ids.ended(1, 1.0);
     }
 
     #[test]

@@ -142,6 +142,7 @@ async fn serve_on(
         ),
         board: tenant.then(|| board.clone()),
         refused: Default::default(),
+        subscriptions: Default::default(),
     });
     if let Some(l) = metrics {
         let l = TcpListener::from_std(l).map_err(|e| Error::io("metrics endpoint socket", e))?;
@@ -254,8 +255,12 @@ async fn serve_on(
         shared.control_stats.clone(),
     );
     let incoming = guarded_incoming(listener, gate);
-    // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds.
+    // HTTP/2 keepalives find a vanished daemon (host gone, no FIN) within seconds. A client
+    // gets at most MAX_STREAMS_PER_CONNECTION calls at once on one connection (unlimited
+    // before: 10,000 rate subscriptions on one connection were all kept, adversarial pass 33
+    // B20).
     server
+        .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
         .http2_keepalive_interval(Some(Duration::from_secs(2)))
         .http2_keepalive_timeout(Some(Duration::from_secs(4)))
         .add_service(svc)
@@ -294,6 +299,10 @@ async fn forget_disconnected(shared: Arc<Shared>, after: Duration) {
         }
     }
 }
+
+/// The most concurrent calls (HTTP/2 streams) one connection may have open; a client's
+/// further calls wait for one to end.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 1024;
 
 /// HTTP/2 preface (24 bytes) and a SETTINGS frame header: what a client must send before the
 /// handshake deadline.

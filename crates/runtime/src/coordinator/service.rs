@@ -46,13 +46,16 @@ pub struct Shared {
     pub board: Option<coflowkit_sched::tenant::Board>,
     /// Requests refused by a limit, for `/metrics`.
     pub refused: Refused,
+    /// Per daemon port, the session of its latest rate subscription: an older one ends
+    /// (adversarial pass 33, B20: 10,000 subscriptions for one daemon were all kept).
+    pub subscriptions: Mutex<std::collections::HashMap<usize, Arc<AtomicU64>>>,
 }
 
 /// Requests refused by each registry limit ([`Limit::ALL`]) and by the per-request bound of
 /// `BroadcastPeers`.
 #[derive(Default)]
 pub struct Refused {
-    pub by_limit: [AtomicU64; 3],
+    pub by_limit: [AtomicU64; Limit::ALL.len()],
     pub broadcast_got: AtomicU64,
     pub progress_flows: AtomicU64,
 }
@@ -109,18 +112,29 @@ fn daemon_port(state: &State, addr: &str) -> Result<usize, Status> {
 }
 
 /// Ends with the subscription: marks the daemon disconnected unless it re-subscribed since.
+/// Ends itself once the daemon subscribed again (`latest` moved past its session).
 struct RateStream {
     inner: WatchStream<RateUpdate>,
     shared: Arc<Shared>,
     port: usize,
     session: u64,
+    latest: Arc<AtomicU64>,
 }
 
 impl Stream for RateStream {
     type Item = Result<RateUpdate, Status>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.inner).poll_next(cx).map(|o| o.map(Ok))
+        if self.latest.load(Ordering::Acquire) != self.session {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut self.inner).poll_next(cx) {
+            // Woken by the new subscription's nudge: superseded.
+            Poll::Ready(Some(_)) if self.latest.load(Ordering::Acquire) != self.session => {
+                Poll::Ready(None)
+            }
+            p => p.map(|o| o.map(Ok)),
+        }
     }
 }
 
@@ -236,6 +250,18 @@ impl Coordinator for Service {
                 format!("must be finite and >= {min}"),
             ));
         }
+        // Adversarial pass 33, B8: 1.7e308 was accepted and flows to it paced at 0 for ever.
+        let max = crate::daemon::MAX_NIC_BYTES_PER_S;
+        if r.nic_bytes_per_s > max {
+            return Err(bad(
+                "nic_bytes_per_s",
+                format!(
+                    "{:.3e} bytes/s is above {max:.3e} (1 Pbit/s, the most a daemon's \
+                     --nic-rate takes)",
+                    r.nic_bytes_per_s
+                ),
+            ));
+        }
         for o in &r.objects {
             check_name("objects.data_id", &o.data_id)?;
         }
@@ -278,7 +304,7 @@ impl Coordinator for Service {
         let mut s = self.0.lock();
         let port = daemon_port(&s, &r.daemon)?;
         if !o.abandoned {
-            if let Err(full) = s.room_for_object(&o) {
+            if let Err(full) = s.room_for_object(port, &o) {
                 drop(s);
                 return Err(self.0.refused.count(full));
             }
@@ -348,12 +374,22 @@ impl Coordinator for Service {
             let port = daemon_port(&s, &addr)?;
             (port, s.subscribe(port))
         };
+        let latest = {
+            let mut subs = (self.0.subscriptions.lock()).unwrap_or_else(|p| p.into_inner());
+            subs.entry(port).or_default().clone()
+        };
+        latest.fetch_max(session, Ordering::AcqRel);
         let rx = {
             let mut senders = self.0.rates.lock().unwrap_or_else(|p| p.into_inner());
             while senders.len() <= port {
                 senders.push(watch::channel(RateUpdate::default()).0);
             }
-            senders[port].subscribe()
+            let rx = senders[port].subscribe();
+            // Wake the daemon's older subscriptions so they see they are superseded and end
+            // (the new one gets the current table again: tables are whole, so that is
+            // harmless).
+            senders[port].send_modify(|_| {});
+            rx
         };
         self.0.changed();
         Ok(Response::new(Box::pin(RateStream {
@@ -361,6 +397,7 @@ impl Coordinator for Service {
             shared: self.0.clone(),
             port,
             session,
+            latest,
         })))
     }
 

@@ -34,6 +34,11 @@ use store::Store;
 /// The slowest NIC accepted (bytes per second): below it a block takes hours to pace, and a
 /// rate such as 1e-300 would pace gets at zero forever.
 pub const MIN_NIC_BYTES_PER_S: f64 = 1000.0;
+/// The fastest NIC accepted (bytes per second): 1 Pbit/s, the bound of `--nic-rate`. The
+/// coordinator refuses a registration above it (1.7e308 paced every flow at 0).
+pub const MAX_NIC_BYTES_PER_S: f64 = coflowkit_model::units::MAX_RATE_BPS / 8.0;
+/// The longest advertised address (bytes): the coordinator's bound on names and addresses.
+pub const MAX_ADVERTISE_BYTES: usize = 512;
 /// The smallest memory bound accepted (bytes): two blocks, one being put and one being read.
 pub const MIN_MEM_LIMIT_BYTES: u64 = 2 * BLOCK_BYTES as u64;
 
@@ -68,6 +73,9 @@ pub struct DaemonConfig {
     /// emulated cluster's `eth0`, needs root). The coordinator should run `tenant_local`, so
     /// that a capped flow's own rate is only its downlink ceiling.
     pub htb: Option<String>,
+    /// How long a registration with the coordinator may take before the daemon warns and
+    /// retries (default [`link::REGISTER_DEADLINE`], 15 s).
+    pub register_deadline: Duration,
 }
 
 impl DaemonConfig {
@@ -85,6 +93,7 @@ impl DaemonConfig {
             persist_all: false,
             limits: Limits::default(),
             htb: None,
+            register_deadline: link::REGISTER_DEADLINE,
         }
     }
 
@@ -92,9 +101,12 @@ impl DaemonConfig {
     /// command can refuse a bad setting before it says it serves.
     pub fn validate(&self) -> Result<()> {
         self.limits.check().map_err(Error::Config)?;
-        if !(self.nic_bytes_per_s.is_finite() && self.nic_bytes_per_s >= MIN_NIC_BYTES_PER_S) {
+        if !(self.nic_bytes_per_s.is_finite()
+            && (MIN_NIC_BYTES_PER_S..=MAX_NIC_BYTES_PER_S).contains(&self.nic_bytes_per_s))
+        {
             return Err(Error::Config(format!(
-                "the NIC rate must be finite and at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s), not {:.3e}",
+                "the NIC rate must be at least {MIN_NIC_BYTES_PER_S} bytes/s (8 kbit/s) and at most \
+                 {MAX_NIC_BYTES_PER_S:.3e} (1 Pbit/s), not {:.3e}",
                 self.nic_bytes_per_s
             )));
         }
@@ -107,6 +119,19 @@ impl DaemonConfig {
             return Err(Error::Config(
                 "the daemon needs an address to advertise".into(),
             ));
+        }
+        check_advertise(&self.advertise).map_err(Error::Config)?;
+        if let Some(d) = &self.data_dir {
+            // Made when serving if missing; something else there is refused now, before the
+            // daemon says it serves (adversarial pass 33, B19).
+            if let Ok(m) = std::fs::metadata(d) {
+                if !m.is_dir() {
+                    return Err(Error::Config(format!(
+                        "data dir {}: exists and is not a directory",
+                        d.display()
+                    )));
+                }
+            }
         }
         if self.persist_all && self.data_dir.is_none() {
             return Err(Error::Config(
@@ -124,6 +149,39 @@ impl DaemonConfig {
         }
         Ok(())
     }
+}
+
+/// The advertised address: `host:port` (a port 1..65535), at most [`MAX_ADVERTISE_BYTES`],
+/// printable ASCII without spaces (other hosts dial it, `status` prints it). The error quotes
+/// it with control characters escaped.
+pub fn check_advertise(a: &str) -> std::result::Result<(), String> {
+    let quoted = || {
+        let s: String = a.chars().take(64).collect();
+        format!("{:?}{}", s, if a.chars().count() > 64 { "..." } else { "" })
+    };
+    if a.len() > MAX_ADVERTISE_BYTES {
+        return Err(format!(
+            "advertised address {}: {} bytes, at most {MAX_ADVERTISE_BYTES}",
+            quoted(),
+            a.len()
+        ));
+    }
+    if !a.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "advertised address {}: only printable ASCII without spaces (HOST:PORT)",
+            quoted()
+        ));
+    }
+    let ok = a
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0));
+    if !ok {
+        return Err(format!(
+            "advertised address {}: not HOST:PORT with a port 1..65535",
+            quoted()
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) struct Daemon {

@@ -60,6 +60,8 @@ pub(super) struct Parts {
 pub struct Object {
     pub coflow: u64,
     pub data_id: String,
+    /// Its record's share of [`RECORDS_BUDGET`], given back when the object goes.
+    charge: Option<Charge>,
     /// Grows while the put streams in; readers copy a block's location out under the lock.
     parts: Mutex<Parts>,
     pub progress: Progress,
@@ -67,6 +69,34 @@ pub struct Object {
     /// and frees what it holds.
     cancelled: std::sync::atomic::AtomicBool,
     cancel: tokio::sync::Notify,
+}
+
+/// The most bytes the records of one daemon's objects may take in its (re-)registration: the
+/// coordinator's message limit less 1 MiB for the flows and the rest of the request. A put
+/// past it is refused (adversarial pass 33, B9: 12,000 puts with 500-byte data ids made a
+/// registration of 6.3 MB that no restarted coordinator would take, and the daemon was lost).
+pub const RECORDS_BUDGET: u64 = crate::rpc::MAX_RPC_BYTES as u64 - (1 << 20);
+
+/// The most objects one daemon holds: the coordinator's default `--max-objects-per-daemon`
+/// (past it the coordinator could not locate them).
+pub const MAX_OBJECTS: usize = 65_536;
+
+/// An upper bound on the bytes an object's record takes in a registration: the data id and,
+/// for the coflow, size and flags, their tags and lengths (at most 40 bytes).
+pub fn record_bytes(data_id: &str) -> u64 {
+    data_id.len() as u64 + 40
+}
+
+/// Bytes counted in a store's records total until dropped.
+struct Charge {
+    total: Arc<AtomicU64>,
+    bytes: u64,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 impl Drop for Object {
@@ -110,6 +140,7 @@ impl Object {
         Object {
             coflow,
             data_id,
+            charge: None,
             cancelled: Default::default(),
             cancel: tokio::sync::Notify::new(),
             progress: Progress::complete(blocks.len(), offset),
@@ -240,6 +271,9 @@ pub struct Store {
     seq: AtomicU64,
     /// Every put goes to disk (none is kept in memory), so a restart recovers every completed one.
     pub(super) persist_all: bool,
+    /// Bytes the records of the objects held take in a registration ([`record_bytes`]).
+    records: Arc<AtomicU64>,
+    records_budget: u64,
 }
 
 impl Store {
@@ -262,7 +296,24 @@ impl Store {
             spilled: AtomicU64::new(0),
             seq: AtomicU64::new(0),
             persist_all: persist_all && data_dir.is_some(),
+            records: Arc::new(AtomicU64::new(0)),
+            records_budget: RECORDS_BUDGET,
         })
+    }
+
+    /// A charge of `bytes` to the records total.
+    fn charge(&self, bytes: u64) -> Charge {
+        self.records.fetch_add(bytes, Ordering::Relaxed);
+        Charge {
+            total: self.records.clone(),
+            bytes,
+        }
+    }
+
+    /// Bytes the records of the objects held take in a registration (at most
+    /// [`RECORDS_BUDGET`], but for objects recovered at start).
+    pub fn records_bytes(&self) -> u64 {
+        self.records.load(Ordering::Relaxed)
     }
 
     /// A new `.part` spill file. Data ids are arbitrary text: the name holds a sequence number,
@@ -305,12 +356,13 @@ impl Store {
     /// Add an object recovered at start; gives it back if its (coflow, data id) is taken.
     // An error path of the start only: the large Err costs nothing worth a box.
     #[allow(clippy::result_large_err)]
-    pub(super) fn adopt(&self, obj: Object) -> Result<(), Object> {
+    pub(super) fn adopt(&self, mut obj: Object) -> Result<(), Object> {
         let key = (obj.coflow, obj.data_id.clone());
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         if objects.contains_key(&key) {
             return Err(obj);
         }
+        obj.charge = Some(self.charge(record_bytes(&obj.data_id)));
         self.spilled
             .fetch_add(obj.progress.now().bytes, Ordering::Relaxed);
         objects.insert(key, Arc::new(obj));
@@ -325,9 +377,32 @@ impl Store {
         if objects.contains_key(&key) {
             return Err(format!("coflow {coflow} already has data `{data_id}`"));
         }
+        if objects.len() >= MAX_OBJECTS {
+            return Err(format!(
+                "coflow {coflow}: put refused: this daemon holds {} objects, the most it \
+                 keeps ({MAX_OBJECTS}, the coordinator's default --max-objects-per-daemon); \
+                 unregister finished coflows",
+                objects.len()
+            ));
+        }
+        let bytes = record_bytes(data_id);
+        let held = self.records.load(Ordering::Relaxed);
+        if held + bytes > self.records_budget {
+            return Err(format!(
+                "coflow {coflow}: a put of data id of {} bytes refused: the records of the {} \
+                 objects this daemon holds take {held} bytes of its re-registration, and this \
+                 one ({bytes} bytes) would pass the {} bytes it may carry (the coordinator's \
+                 {} byte message limit); unregister finished coflows or use shorter data ids",
+                data_id.len(),
+                objects.len(),
+                self.records_budget,
+                crate::rpc::MAX_RPC_BYTES
+            ));
+        }
         let obj = Arc::new(Object {
             coflow,
             data_id: data_id.to_string(),
+            charge: Some(self.charge(bytes)),
             parts: Mutex::new(Parts {
                 blocks: Vec::new(),
                 spill: None,
@@ -396,6 +471,51 @@ impl Store {
 mod tests {
     use super::super::recover;
     use super::*;
+
+    /// Adversarial pass 33, B9: puts with long data ids are refused, naming the limit, before
+    /// the objects' records would make a registration the coordinator cannot take; the
+    /// budget comes back as objects go.
+    #[tokio::test]
+    async fn puts_stop_before_the_registration_passes_the_message_limit() {
+        use prost::Message;
+        let store = Store::new(1 << 20, None);
+        let id = |n: u32| format!("{n:0>500}");
+        let mut held = Vec::new();
+        let why = loop {
+            let n = held.len() as u32;
+            assert!(n < 20_000, "12,000 puts of 500-byte ids were all accepted");
+            match store.begin(1 + u64::from(n % 3), &id(n)) {
+                Ok(b) => held.push(b),
+                Err(e) => break e,
+            }
+        };
+        assert!(why.contains("4194304 byte message limit"), "{why}");
+        // Every record, as complete objects of the largest size, fits one registration.
+        let objects: Vec<StoredObject> = (0..held.len() as u32)
+            .map(|n| StoredObject {
+                coflow: u64::MAX,
+                data_id: id(n),
+                size_bytes: u64::MAX,
+                pending: true,
+                abandoned: true,
+            })
+            .collect();
+        let req = crate::proto::RegisterDaemonRequest {
+            objects,
+            addr: "x".repeat(512),
+            ..Default::default()
+        };
+        assert!(
+            req.encoded_len() <= RECORDS_BUDGET as usize + 1024,
+            "{} > {RECORDS_BUDGET}",
+            req.encoded_len()
+        );
+        assert!(held.len() > 5_000, "{} puts", held.len());
+        // Objects dropped give their budget back.
+        held.truncate(held.len() - 10);
+        store.drop_coflow(1);
+        assert!(store.begin(1, &id(1)).is_ok());
+    }
 
     #[tokio::test]
     async fn spills_beyond_the_bound_and_reads_back() {

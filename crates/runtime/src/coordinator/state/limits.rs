@@ -17,6 +17,10 @@ pub struct RegistryLimits {
     pub max_flows_per_coflow: usize,
     /// Flows one daemon may send that are recorded at once (until their coflow unregisters).
     pub max_flows_per_daemon: usize,
+    /// Put objects one coflow may have recorded, across all daemons (adversarial pass 33, B7).
+    pub max_objects_per_coflow: usize,
+    /// Put objects one daemon may have recorded at once (until their coflows unregister).
+    pub max_objects_per_daemon: usize,
 }
 
 impl Default for RegistryLimits {
@@ -27,6 +31,10 @@ impl Default for RegistryLimits {
             max_coflows: 8192,
             max_flows_per_coflow: 65_536,
             max_flows_per_daemon: 65_536,
+            // A daemon's re-registration lists its objects in one 4 MiB message: about
+            // 130,000 objects with short data ids fit (see `daemon::store`).
+            max_objects_per_coflow: 65_536,
+            max_objects_per_daemon: 65_536,
         }
     }
 }
@@ -37,10 +45,18 @@ pub enum Limit {
     Coflows,
     FlowsPerCoflow,
     FlowsPerDaemon,
+    ObjectsPerCoflow,
+    ObjectsPerDaemon,
 }
 
 impl Limit {
-    pub const ALL: [Limit; 3] = [Limit::Coflows, Limit::FlowsPerCoflow, Limit::FlowsPerDaemon];
+    pub const ALL: [Limit; 5] = [
+        Limit::Coflows,
+        Limit::FlowsPerCoflow,
+        Limit::FlowsPerDaemon,
+        Limit::ObjectsPerCoflow,
+        Limit::ObjectsPerDaemon,
+    ];
 
     /// Its label in `/metrics`.
     pub fn name(self) -> &'static str {
@@ -48,6 +64,8 @@ impl Limit {
             Limit::Coflows => "coflows",
             Limit::FlowsPerCoflow => "flows_per_coflow",
             Limit::FlowsPerDaemon => "flows_per_daemon",
+            Limit::ObjectsPerCoflow => "objects_per_coflow",
+            Limit::ObjectsPerDaemon => "objects_per_daemon",
         }
     }
 }
@@ -88,9 +106,19 @@ impl State {
         self.room_for_report(port, &[], std::slice::from_ref(f), false)
     }
 
-    /// Whether an object of an unknown coflow may be recorded (it creates the coflow).
-    pub fn room_for_object(&self, o: &StoredObject) -> Result<(), Full> {
-        self.room_for_report(usize::MAX, std::slice::from_ref(o), &[], false)
+    /// Whether daemon `port` may record the object `o` (a new coflow counted if `o` names an
+    /// unknown one); one it recorded already is replaced.
+    pub fn room_for_object(&self, port: usize, o: &StoredObject) -> Result<(), Full> {
+        let key = (o.coflow, o.data_id.clone());
+        if self
+            .rec
+            .objects
+            .get(&key)
+            .is_some_and(|&(src, _)| src == port)
+        {
+            return Ok(());
+        }
+        self.room_for_report(port, std::slice::from_ref(o), &[], false)
     }
 
     /// Whether daemon `port` (`usize::MAX`: a new one) may report `objects` and `flows`;
@@ -138,6 +166,7 @@ impl State {
                 ),
             });
         }
+        self.room_for_objects(port, objects, replace)?;
         let mut per: HashMap<u64, usize> = HashMap::new();
         for f in flows {
             *per.entry(f.coflow).or_default() += 1;
@@ -157,6 +186,66 @@ impl State {
                         "coflow {c} would have {} flows, more than {} (--max-flows-per-coflow)",
                         had + n,
                         l.max_flows_per_coflow
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The object limits of [`State::room_for_report`].
+    fn room_for_objects(
+        &self,
+        port: usize,
+        objects: &[StoredObject],
+        replace: bool,
+    ) -> Result<(), Full> {
+        if objects.is_empty() {
+            return Ok(());
+        }
+        let l = &self.limits;
+        let rec = &self.rec;
+        let before = match rec.daemons.get(port) {
+            Some(d) if !replace => d.objects as usize,
+            _ => 0,
+        };
+        if before + objects.len() > l.max_objects_per_daemon {
+            return Err(Full {
+                limit: Limit::ObjectsPerDaemon,
+                why: format!(
+                    "daemon would hold {} recorded objects, more than {} \
+                     (--max-objects-per-daemon); unregister finished coflows",
+                    before + objects.len(),
+                    l.max_objects_per_daemon
+                ),
+            });
+        }
+        let mut per: HashMap<u64, usize> = HashMap::new();
+        for o in objects {
+            *per.entry(o.coflow).or_default() += 1;
+        }
+        // A registration replaces the daemon's own objects: they do not count twice.
+        let mine: HashMap<u64, usize> = if replace && port < rec.daemons.len() {
+            let mut m = HashMap::new();
+            for ((c, _), (src, _)) in &rec.objects {
+                if *src == port && per.contains_key(c) {
+                    *m.entry(*c).or_default() += 1;
+                }
+            }
+            m
+        } else {
+            HashMap::new()
+        };
+        for (c, n) in per {
+            let had = rec.objects_of(c) - mine.get(&c).copied().unwrap_or(0);
+            if had + n > l.max_objects_per_coflow {
+                return Err(Full {
+                    limit: Limit::ObjectsPerCoflow,
+                    why: format!(
+                        "coflow {c} would have {} objects, more than {} \
+                         (--max-objects-per-coflow)",
+                        had + n,
+                        l.max_objects_per_coflow
                     ),
                 });
             }
@@ -186,6 +275,7 @@ mod tests {
             max_coflows: 2,
             max_flows_per_coflow: 3,
             max_flows_per_daemon: 3,
+            ..Default::default()
         };
         let mut s = State::with_limits(1, limits);
         let flows = [flow(1, 7), flow(2, 7), flow(3, 8)];
@@ -212,5 +302,55 @@ mod tests {
             "{}",
             full.why
         );
+    }
+
+    fn object(coflow: u64, id: &str) -> StoredObject {
+        StoredObject {
+            coflow,
+            data_id: id.into(),
+            size_bytes: 1,
+            ..Default::default()
+        }
+    }
+
+    /// Adversarial pass 33, B7: objects reported by daemons are bounded per coflow and per
+    /// daemon as flows are; a re-report or a re-registration replaces, unregistering frees.
+    #[test]
+    fn objects_are_bounded_per_coflow_and_per_daemon() {
+        let limits = RegistryLimits {
+            max_objects_per_coflow: 3,
+            max_objects_per_daemon: 4,
+            ..Default::default()
+        };
+        let mut s = State::with_limits(1, limits);
+        let a = s.register_daemon(0.0, "a:1", 1e6, &[], &[]);
+        let b = s.register_daemon(0.0, "b:1", 1e6, &[], &[]);
+        for id in ["x", "y", "z"] {
+            let o = object(7, id);
+            assert!(s.room_for_object(a, &o).is_ok());
+            s.put_done(0.0, a, &o);
+        }
+        assert!(s.room_for_object(a, &object(7, "z")).is_ok(), "replaces");
+        let full = s.room_for_object(b, &object(7, "w")).unwrap_err();
+        assert_eq!(full.limit, Limit::ObjectsPerCoflow);
+        assert!(
+            full.why.contains("--max-objects-per-coflow"),
+            "{}",
+            full.why
+        );
+        s.put_done(0.0, a, &object(8, "x"));
+        let full = s.room_for_object(a, &object(9, "x")).unwrap_err();
+        assert_eq!(full.limit, Limit::ObjectsPerDaemon);
+        assert!(
+            full.why.contains("--max-objects-per-daemon"),
+            "{}",
+            full.why
+        );
+        // A re-registration with the same objects replaces them.
+        let same: Vec<_> = ["x", "y", "z"].iter().map(|i| object(7, i)).collect();
+        assert!(s.room_for_report(a, &same, &[], true).is_ok());
+        s.unregister(7);
+        assert!(s.room_for_object(a, &object(9, "x")).is_ok());
+        assert!(s.room_for_object(b, &object(8, "w")).is_ok());
     }
 }

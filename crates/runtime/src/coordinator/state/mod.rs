@@ -300,6 +300,41 @@ mod tests {
         }
     }
 
+    /// Adversarial pass 33, B6: the DAG table follows the coflows held. 10,000 coflows
+    /// registered and unregistered leave nothing behind; a child naming a parent of a DAG
+    /// forgotten that way starts a new DAG; a parent never issued is still refused.
+    #[test]
+    fn unregistered_dags_are_forgotten_and_a_late_child_starts_a_new_one() {
+        let mut s = State::new(1);
+        let mut last = 0;
+        for i in 0..10_000 {
+            last = s
+                .register_coflow(i as f64, "c".into(), 0, None, 1.0, vec![])
+                .unwrap();
+            s.unregister(last);
+        }
+        assert_eq!(s.rec.dags.remembered(), (0, 0));
+        let p = s
+            .register_coflow(1.0, "p".into(), 0, None, 1.0, vec![])
+            .unwrap();
+        let child = s
+            .register_coflow(2.0, "c".into(), 0, None, 1.0, vec![p, last])
+            .unwrap();
+        assert_eq!(
+            s.dag_pos(child).map(|d| d.internal),
+            Some(1),
+            "joins p's DAG"
+        );
+        let orphan = s
+            .register_coflow(3.0, "o".into(), 0, None, 1.0, vec![last])
+            .unwrap();
+        let d = s.dag_pos(orphan).unwrap();
+        assert_eq!((d.internal, d.finished_bytes), (0, 0.0));
+        assert_ne!(Some(d.external), s.dag_pos(p).map(|d| d.external));
+        let never = s.register_coflow(4.0, "n".into(), 0, None, 1.0, vec![orphan + 100]);
+        assert!(never.is_err(), "a parent never issued is unknown");
+    }
+
     /// The ITC's share for the shuffles scales every NIC the scheduler sees (a held shuffle
     /// keeps a sliver); the running coflows are its transfers, with the bytes they have left.
     #[test]

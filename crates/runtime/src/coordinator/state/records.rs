@@ -152,6 +152,8 @@ pub(super) struct Records {
     pub(super) coflows: BTreeMap<u64, CoflowRec>,
     pub(super) flows: HashMap<FlowKey, FlowRec>,
     pub(super) objects: HashMap<(u64, String), (usize, u64)>,
+    /// How many of `objects` each coflow has (for the per-coflow object limit).
+    objects_per_coflow: HashMap<u64, usize>,
     /// Flows whose get started before their put completed, by the object they wait for (port,
     /// coflow, data id): a put's completion finds them without a scan of every flow.
     pub(super) waiting: HashMap<(usize, u64, String), BTreeSet<u64>>,
@@ -159,9 +161,13 @@ pub(super) struct Records {
     next_coflow: u64,
     pub(super) dirty: Dirty,
     /// Every coflow's `external.internal` id (Pseudocode 5) and the tally of each DAG's bytes
-    /// of coflows no longer active. Grows with the coflows registered (a child may name a
-    /// parent long unregistered).
+    /// of coflows no longer active. A DAG is forgotten once all its coflows are unregistered
+    /// (so it follows the coflows held, adversarial pass 33 B6); a child registered later
+    /// naming a parent of a forgotten DAG starts a new DAG (see `register_coflow`).
     pub(super) dags: DagIds,
+    /// The first coflow id this coordinator hands out (ids below it, or at `next_coflow` and
+    /// above, were never issued here).
+    first_coflow: u64,
     /// The inter-transfer controller's share of every NIC left to the shuffles (coflows'
     /// flows) beside the broadcasts: the scheduler sees each daemon's NIC times it. 1 without
     /// an ITC or a running broadcast.
@@ -177,9 +183,11 @@ impl Records {
             coflows: BTreeMap::new(),
             flows: HashMap::new(),
             objects: HashMap::new(),
+            objects_per_coflow: HashMap::new(),
             waiting: HashMap::new(),
             unregistered: VecDeque::new(),
             next_coflow: first_coflow_id,
+            first_coflow: first_coflow_id,
             dirty: Dirty::default(),
             dags: DagIds::new(),
             link_share: 1.0,
@@ -197,7 +205,15 @@ impl Records {
         parents: Vec<u64>,
     ) -> Result<u64, DagError> {
         let id = self.next_coflow;
-        self.dags.assign(id, now, &parents)?;
+        // A parent this coordinator issued whose whole DAG is unregistered and forgotten: the
+        // child starts a new DAG (internal 0, nothing inherited), as a coflow rebuilt from a
+        // daemon's report after a restart does. A parent never issued here stays an error.
+        let issued = self.first_coflow..self.next_coflow;
+        let forgotten = |p: &u64| {
+            issued.contains(p) && self.dags.pos(*p).is_none() && !self.coflows.contains_key(p)
+        };
+        let live: Vec<u64> = parents.iter().copied().filter(|p| !forgotten(p)).collect();
+        self.dags.assign(id, now, &live)?;
         self.next_coflow += 1;
         self.coflows.insert(
             id,
@@ -255,8 +271,10 @@ impl Records {
             }
             self.dags.ended(id, sent);
         }
+        self.dags.forget(id);
         let before = self.objects.len();
         self.objects.retain(|(c, _), _| *c != id);
+        self.objects_per_coflow.remove(&id);
         if before != self.objects.len() {
             for d in &mut self.daemons {
                 d.objects = 0;
@@ -316,8 +334,7 @@ impl Records {
                 port
             }
         };
-        self.objects.retain(|_, (src, _)| *src != port);
-        self.daemons[port].objects = 0;
+        self.drop_objects_of(port);
         for o in objects {
             self.put_done(now, port, o);
         }
@@ -342,6 +359,7 @@ impl Records {
             if self.objects.get(&key).is_some_and(|&(src, _)| src == port) {
                 self.objects.remove(&key);
                 self.daemons[port].objects = self.daemons[port].objects.saturating_sub(1);
+                uncount(&mut self.objects_per_coflow, o.coflow);
             }
             return;
         }
@@ -361,12 +379,17 @@ impl Records {
             self.dirty.major |= learned;
         }
         self.ensure_coflow(now, o.coflow);
-        if self
-            .objects
-            .insert((o.coflow, o.data_id.clone()), (port, o.size_bytes))
-            .is_none()
-        {
-            self.daemons[port].objects += 1;
+        match (self.objects).insert((o.coflow, o.data_id.clone()), (port, o.size_bytes)) {
+            None => {
+                self.daemons[port].objects += 1;
+                *self.objects_per_coflow.entry(o.coflow).or_default() += 1;
+            }
+            // Moved from another daemon.
+            Some((src, _)) if src != port => {
+                self.daemons[src].objects = self.daemons[src].objects.saturating_sub(1);
+                self.daemons[port].objects += 1;
+            }
+            Some(_) => {}
         }
     }
 
@@ -519,7 +542,7 @@ impl Records {
             let addr = std::mem::take(&mut d.addr);
             self.by_addr.remove(&addr);
             self.free_ports.push(port);
-            self.objects.retain(|_, (src, _)| *src != port);
+            self.drop_objects_of(port);
             let from: Vec<FlowKey> = self.flows.keys().filter(|k| k.0 == port).copied().collect();
             for k in from {
                 self.drop_flow(k);
@@ -560,6 +583,36 @@ impl Records {
 }
 
 /// Flow `key` (record `f`) no longer waits for its put's completion.
+/// One object of `coflow` fewer.
+fn uncount(per: &mut HashMap<u64, usize>, coflow: u64) {
+    if let Some(n) = per.get_mut(&coflow) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            per.remove(&coflow);
+        }
+    }
+}
+
+impl Records {
+    /// Forget every object daemon `port` reported.
+    fn drop_objects_of(&mut self, port: usize) {
+        let per = &mut self.objects_per_coflow;
+        self.objects.retain(|(c, _), (src, _)| {
+            let keep = *src != port;
+            if !keep {
+                uncount(per, *c);
+            }
+            keep
+        });
+        self.daemons[port].objects = 0;
+    }
+
+    /// How many objects coflow `coflow` has recorded.
+    pub(super) fn objects_of(&self, coflow: u64) -> usize {
+        self.objects_per_coflow.get(&coflow).copied().unwrap_or(0)
+    }
+}
+
 fn unwait(waiting: &mut HashMap<(usize, u64, String), BTreeSet<u64>>, key: FlowKey, f: &FlowRec) {
     if !f.size_pending {
         return;
