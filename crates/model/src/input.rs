@@ -7,7 +7,7 @@
 //! (Small configuration files -- tokens, certificates, the job secret, host files -- are read
 //! whole with a bounded wait by the runtime's `small_file`; this is the streaming twin.)
 
-use std::fs::File;
+use std::fs::{File, FileType};
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -25,11 +25,7 @@ pub fn open_input(path: &Path) -> std::io::Result<File> {
 
 /// [`open_input`] with another wait for a FIFO (tests).
 pub fn open_input_within(path: &Path, wait: Duration) -> std::io::Result<File> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let kind = f.metadata()?.file_type();
+    let (f, kind) = open_nonblocking(path)?;
     if kind.is_dir() {
         return Err(std::io::Error::other("it is a directory, not a file"));
     }
@@ -37,12 +33,7 @@ pub fn open_input_within(path: &Path, wait: Duration) -> std::io::Result<File> {
         return Err(std::io::Error::other("it is a block device, not a file"));
     }
     if kind.is_fifo() || kind.is_socket() {
-        let what = if kind.is_fifo() {
-            "a FIFO (named pipe)"
-        } else {
-            "a socket"
-        };
-        wait_readable(&f, wait, what)?;
+        wait_readable(&f, wait, kind_name(&kind))?;
     }
     // Regular files and character devices (`/dev/zero`, a terminal: the readers bound them)
     // and a FIFO with data or an end: read blocking from here on.
@@ -58,7 +49,44 @@ pub fn open_input_within(path: &Path, wait: Duration) -> std::io::Result<File> {
 
 /// Waits up to `wait` for `f` to have a byte to read or its end (a writer that came and went).
 fn wait_readable(f: &File, wait: Duration, what: &str) -> std::io::Result<()> {
-    let deadline = Instant::now() + wait;
+    if poll_in(f, Instant::now() + wait)?.is_some() {
+        return Ok(());
+    }
+    Err(std::io::Error::new(
+        ErrorKind::TimedOut,
+        format!(
+            "{what} that delivered no byte and no end within {} s (give a regular file, \
+             or start its writer first)",
+            wait.as_secs_f64()
+        ),
+    ))
+}
+
+/// `path` opened for reading without blocking (a FIFO with no writer blocks `open` itself),
+/// and what kind of file it is.
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<(File, FileType)> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = f.metadata()?.file_type();
+    Ok((f, kind))
+}
+
+/// What a file that is not a regular one is called in errors.
+pub(crate) fn kind_name(kind: &FileType) -> &'static str {
+    if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    }
+}
+
+/// Polls `f` for input until `deadline` (EINTR retried): its `revents` once it is readable
+/// (or hung up), `None` at the deadline.
+pub(crate) fn poll_in(f: &File, deadline: Instant) -> std::io::Result<Option<i16>> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let mut pfd = libc::pollfd {
@@ -76,17 +104,7 @@ fn wait_readable(f: &File, wait: Duration, what: &str) -> std::io::Result<()> {
             }
             return Err(e);
         }
-        if ready > 0 {
-            return Ok(());
-        }
-        return Err(std::io::Error::new(
-            ErrorKind::TimedOut,
-            format!(
-                "{what} that delivered no byte and no end within {} s (give a regular file, \
-                 or start its writer first)",
-                wait.as_secs_f64()
-            ),
-        ));
+        return Ok((ready > 0).then_some(pfd.revents));
     }
 }
 

@@ -1,5 +1,6 @@
 //! Reading a small configuration file (a token, a TLS certificate, key or CA, the job's secret,
-//! a host file) with bounds on both its size and the wait for it. Here, in the model crate, so
+//! a host file) whole, with bounds on both its size and the wait for it (the streaming twin,
+//! for traces and matrices, is [`crate::input`], whose opening and polling it shares). Here, in the model crate, so
 //! that both the runtime and the launcher use it. A FIFO with no writer blocked `open` for ever, so a
 //! server given one as `--token-file` never started and said nothing. The file is opened
 //! without blocking; a regular file is read as usual, while a FIFO, socket or device is read
@@ -7,10 +8,10 @@
 //! works). A directory is refused as such.
 
 use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use crate::input::{kind_name, open_nonblocking, poll_in};
 
 /// How long a FIFO, socket or device may take to deliver the whole file.
 pub const WAIT: Duration = Duration::from_secs(5);
@@ -18,11 +19,7 @@ pub const WAIT: Duration = Duration::from_secs(5);
 /// At most `max + 1` bytes of `path` (the caller refuses more), waiting at most `wait` for a
 /// file that is not a regular one. Errors say what the file is when that is the cause.
 pub fn read_small(path: &Path, max: u64, wait: Duration) -> std::io::Result<Vec<u8>> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let kind = f.metadata()?.file_type();
+    let (f, kind) = open_nonblocking(path)?;
     if kind.is_dir() {
         return Err(std::io::Error::other("a directory, not a file"));
     }
@@ -31,34 +28,12 @@ pub fn read_small(path: &Path, max: u64, wait: Duration) -> std::io::Result<Vec<
         f.take(max + 1).read_to_end(&mut bytes)?;
         return Ok(bytes);
     }
-    let what = if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "a device"
-    };
+    let what = kind_name(&kind);
     let deadline = Instant::now() + wait;
     let mut f = f;
     let mut buf = [0u8; 4096];
     while (bytes.len() as u64) <= max {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let mut pfd = libc::pollfd {
-            fd: f.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd for the duration of the call.
-        let ready =
-            unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
-        if ready < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if ready == 0 {
+        let Some(revents) = poll_in(&f, deadline)? else {
             return Err(std::io::Error::new(
                 ErrorKind::TimedOut,
                 format!(
@@ -67,14 +42,14 @@ pub fn read_small(path: &Path, max: u64, wait: Duration) -> std::io::Result<Vec<
                     wait.as_secs_f64()
                 ),
             ));
-        }
+        };
         let room = (max + 1 - bytes.len() as u64).min(buf.len() as u64) as usize;
         match f.read(&mut buf[..room]) {
             Ok(0) => break,
             Ok(n) => bytes.extend_from_slice(&buf[..n]),
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
                 // A FIFO with no writer yet polls as hung up: wait a little for one.
-                if pfd.revents & libc::POLLHUP != 0 {
+                if revents & libc::POLLHUP != 0 {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
