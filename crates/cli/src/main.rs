@@ -13,6 +13,7 @@ mod collective;
 mod coordinator;
 mod daemon;
 mod error_text;
+mod every;
 mod fetch;
 mod hug;
 mod milliquery;

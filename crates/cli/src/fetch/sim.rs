@@ -3,7 +3,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -390,13 +389,9 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
 /// whole pattern: a task of M sources costs them about M^2 / 2 evaluations) says on stderr
 /// every few seconds how far it has come.
 fn progress_printer(policy: Policy) -> impl FnMut(PullProgress) {
-    const EVERY: Duration = Duration::from_secs(3);
-    let start = Instant::now();
-    let mut next = EVERY;
+    let mut every = crate::every::Every::new();
     move |p| {
-        let t = start.elapsed();
-        if t >= next {
-            next = t + EVERY;
+        if let Some(t) = every.due() {
             errln!(
                 "  {policy}: {:.0} s: at {:.3} s simulated, {} of {} fetches done ({:.1}%), {} \
                  decisions, {} max-min evaluations",

@@ -2,7 +2,7 @@
 //! `coflowkit shuffle bench`: how fast the simulator runs (release builds only make sense).
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
@@ -22,13 +22,9 @@ pub fn run(args: SimArgs) -> Result<()> {
 /// A run longer than a few seconds (`--nodes 5000`) says on stderr every few seconds how far
 /// it has come.
 fn progress_printer() -> impl FnMut(Progress) {
-    const EVERY: Duration = Duration::from_secs(3);
-    let start = Instant::now();
-    let mut next = EVERY;
+    let mut every = crate::every::Every::new();
     move |p| {
-        let t = start.elapsed();
-        if t >= next {
-            next = t + EVERY;
+        if let Some(t) = every.due() {
             errln!(
                 "  {:.0} s: timestep {}, {} of {} data packets delivered ({:.1}%)",
                 t.as_secs_f64(),

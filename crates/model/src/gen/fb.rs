@@ -115,15 +115,7 @@ impl FbScaleSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_path;
-    use std::path::Path;
-
-    fn fb() -> Trace {
-        read_path(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/FB2010-1Hr-150-0.txt"),
-        )
-        .unwrap()
-    }
+    use crate::trace::tests::fb;
 
     fn spec(coflows: usize, load: f64, seed: u64) -> FbScaleSpec {
         FbScaleSpec {

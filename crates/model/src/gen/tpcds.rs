@@ -263,16 +263,9 @@ impl TpcdsSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{parse_str, read_path, write_to_string, Format};
+    use crate::trace::tests::fb;
+    use crate::trace::{parse_str, write_to_string, Format};
     use std::collections::HashMap;
-    use std::path::Path;
-
-    fn fb() -> Trace {
-        read_path(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/FB2010-1Hr-150-0.txt"),
-        )
-        .unwrap()
-    }
 
     #[test]
     fn same_seed_same_workload_other_seed_another() {

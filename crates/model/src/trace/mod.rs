@@ -220,4 +220,4 @@ fn check_writable(c: &Coflow, ports: u32, format: &'static str) -> Result<(), Wr
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,7 +9,8 @@ fn manifest_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn fb() -> Trace {
+/// The bundled FB trace (also for the generators' tests).
+pub(crate) fn fb() -> Trace {
     read_path(&manifest_path("../../data/traces/FB2010-1Hr-150-0.txt")).unwrap()
 }
 
