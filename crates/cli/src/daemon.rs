@@ -57,6 +57,8 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         None if args.listen.ip().is_unspecified() => {
             bail!("--listen {} is a wildcard: say with --advertise HOST:PORT how other hosts reach this daemon", args.listen)
         }
+        // A fixed port is advertised as given; port 0 (any free port) as the port bound below.
+        None if args.listen.port() == 0 => String::new(),
         None => args.listen.to_string(),
     };
     // Settings are refused before the daemon says it serves, naming the flag.
@@ -88,6 +90,9 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
+        if cfg.advertise.is_empty() {
+            cfg.advertise = listener.local_addr()?.to_string();
+        }
         errln!(
             "daemon {} (NIC {}) serving data on {} ({}), coordinator {} ({})",
             cfg.advertise,

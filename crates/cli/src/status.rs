@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use clap::Args;
+use coflowkit_model::echo::visible;
 use coflowkit_runtime::proto::{Empty, StatusReply};
 use coflowkit_runtime::{rpc, Token};
 use coflowkit_simcmd::flag_range::timeout_s;
@@ -98,25 +99,6 @@ fn render(args: StatusArgs) -> Result<String> {
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
     table(&args.coordinator, &s)
-}
-
-/// `s` with its control characters escaped (`\u{1b}`, `\n`, ...): names, addresses and data
-/// ids are whatever clients registered, and must neither drive the terminal nor forge lines
-/// (adversarial pass 33, B10).
-fn visible(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return s.into();
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect::<String>()
-        .into()
 }
 
 /// The table `status` prints.
@@ -224,7 +206,7 @@ mod tests {
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
         assert!(!out.lines().any(|l| l.starts_with("fake line")), "{out}");
         assert_eq!(out.lines().count(), 6, "{out}");
-        assert!(out.contains("\\u{1b}[2J"), "{out}");
+        assert!(out.contains("\\x1b[2J"), "{out}");
         assert_eq!(visible("plain é"), "plain é");
     }
 

@@ -25,7 +25,7 @@ pub enum LaunchError {
     },
     #[error("{size} ranks but no rendezvous: set COFLOWKIT_RENDEZVOUS=host:port (rank 0's address) or COFLOWKIT_HOSTFILE=path (first line: rank 0's host)")]
     NoRendezvous { size: u32 },
-    #[error("host file {}: {why}", coflowkit_model::echo::echo_escaped(.path))]
+    #[error("host file {}: {why}", coflowkit_model::echo::echo(.path))]
     HostFile { path: String, why: String },
     #[error("{what}: {source}")]
     Io {

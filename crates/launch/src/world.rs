@@ -119,9 +119,9 @@ fn first_host(path: &str) -> Result<String, LaunchError> {
 /// address (`::1`, `fe80::2`) or one in brackets with an optional number after `]:`
 /// (`[::1]`, `[::1]:4`); IPv6 comes back in brackets (`[::1]`).
 fn host_of(field: &str) -> Result<String, String> {
-    use coflowkit_model::echo::echo_escaped;
+    use coflowkit_model::echo::{echo, visible};
     use std::net::Ipv6Addr;
-    let shown = echo_escaped(field);
+    let shown = echo(field);
     if let Some(rest) = field.strip_prefix('[') {
         let Some((inner, after)) = rest.split_once(']') else {
             return Err(format!("`{shown}` opens a bracket `[` it does not close"));
@@ -129,7 +129,7 @@ fn host_of(field: &str) -> Result<String, String> {
         if inner.parse::<Ipv6Addr>().is_err() {
             return Err(format!(
                 "`{}` in brackets is not an IPv6 address",
-                echo_escaped(inner)
+                echo(inner)
             ));
         }
         let tail_ok = after.is_empty()
@@ -139,8 +139,8 @@ fn host_of(field: &str) -> Result<String, String> {
         if !tail_ok {
             return Err(format!(
                 "`{}` after `[{}]` is not `:` and a number",
-                echo_escaped(after),
-                echo_escaped(inner)
+                echo(after),
+                echo(inner)
             ));
         }
         return Ok(format!("[{inner}]"));
@@ -167,7 +167,7 @@ fn host_of(field: &str) -> Result<String, String> {
         return Err(format!(
             "host name of {} bytes, longer than {HOST_MAX_BYTES}: {}",
             host.len(),
-            echo_escaped(host)
+            echo(host)
         ));
     }
     if let Some((at, c)) = host
@@ -177,7 +177,7 @@ fn host_of(field: &str) -> Result<String, String> {
         return Err(format!(
             "`{shown}` is not a host name or address: {} at byte {at} (a name has letters, \
              digits, `.`, `-` and `_`)",
-            c.escape_default()
+            visible(c.encode_utf8(&mut [0; 4]))
         ));
     }
     Ok(host.to_string())
@@ -387,8 +387,8 @@ mod tests {
         assert_eq!(first(b"10.0.0.7\n"), ok("10.0.0.7"));
         for (text, want) in [
             (&b"\nslots=4\n"[..], "line 2, field 1 (host): `slots=4` is an option"),
-            (b"node\x1b[2Jx\n", "line 1, field 1 (host): `node\\u{1b}[2Jx` is not a host name or address: \\u{1b} at byte 4"),
-            (b"no\0de\n", "line 1, field 1 (host): `no\\u{0}de` is not a host name or address: \\u{0} at byte 2"),
+            (b"node\x1b[2Jx\n", "line 1, field 1 (host): `node\\x1b[2Jx` is not a host name or address: \\x1b at byte 4"),
+            (b"no\0de\n", "line 1, field 1 (host): `no\\0de` is not a host name or address: \\0 at byte 2"),
             (b"[::1\n", "line 1, field 1 (host): `[::1` opens a bracket"),
             (b"[node1]\n", "`node1` in brackets is not an IPv6 address"),
             (b"[::1]x\n", "`x` after `[::1]` is not `:` and a number"),

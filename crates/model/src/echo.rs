@@ -21,8 +21,10 @@ pub fn echo(text: &str) -> String {
     format!("{}…({} bytes)", visible(&text[..end]), text.len())
 }
 
-/// `text` with its control characters and byte-order marks written out.
-fn visible(text: &str) -> String {
+/// `text` with its control characters and byte-order marks written out, unbounded: for text
+/// that is bounded already but may hold anything (names and addresses clients registered,
+/// printed by `status`).
+pub fn visible(text: &str) -> String {
     if !text.chars().any(hidden) {
         return text.to_string();
     }
@@ -47,41 +49,9 @@ fn hidden(c: char) -> bool {
     c.is_control() || c == '\u{feff}'
 }
 
-/// [`echo`], with control characters (ESC, NUL, newlines...) written as escapes (`\u{1b}`),
-/// for input that may hold anything: a terminal is not told to move its cursor or change colour
-/// by a line of a file quoted in an error.
-pub fn echo_escaped(text: &str) -> String {
-    let bounded = echo(text);
-    if !bounded.chars().any(char::is_control) {
-        return bounded;
-    }
-    let mut out = String::with_capacity(bounded.len() + 16);
-    for c in bounded.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn control_characters_are_escaped_and_the_text_bounded() {
-        assert_eq!(echo_escaped("node-1"), "node-1");
-        assert_eq!(echo_escaped("\x1b[31mred\0"), "\\u{1b}[31mred\\u{0}");
-        assert_eq!(echo_escaped("a\tb\n"), "a\\tb\\n");
-        let long = format!("\x1b{}", "h".repeat(10_000));
-        let e = echo_escaped(&long);
-        assert!(
-            e.starts_with("\\u{1b}hhh") && e.ends_with("(10001 bytes)"),
-            "{e}"
-        );
-    }
 
     #[test]
     fn short_text_is_whole_and_long_text_is_cut_at_a_character() {
@@ -105,5 +75,7 @@ mod tests {
         let long = format!("\x1b[2J{}", "h".repeat(300));
         let e = echo(&long);
         assert!(e.starts_with("\\x1b[2Jhhh") && !e.contains('\x1b'), "{e}");
+        assert_eq!(visible("plain é"), "plain é");
+        assert_eq!(visible(&"\x1b".repeat(300)).len(), 1200, "not bounded");
     }
 }

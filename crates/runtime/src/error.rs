@@ -83,11 +83,7 @@ pub fn status_line(s: &tonic::Status) -> String {
         msg = s.code().description().to_string();
     }
     let one_line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
-    format!(
-        "{:?}: {}",
-        s.code(),
-        coflowkit_model::echo::echo_escaped(&one_line)
-    )
+    format!("{:?}: {}", s.code(), coflowkit_model::echo::echo(&one_line))
 }
 
 /// An error and its causes, `a: b: c` (tonic's transport errors say little at the top).

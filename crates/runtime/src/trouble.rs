@@ -42,7 +42,7 @@ pub(crate) fn explain(start: Instant) -> String {
     let mut s = String::new();
     if let Some(t) = since(start) {
         s.push_str("; the last connection error: ");
-        s.push_str(&coflowkit_model::echo::echo_escaped(&t));
+        s.push_str(&coflowkit_model::echo::echo(&t));
     }
     if let Some((open, limit)) = descriptors() {
         if open as u64 + 8 >= limit {

@@ -47,8 +47,8 @@ pub const MIN_MEM_LIMIT_BYTES: u64 = 2 * BLOCK_BYTES as u64;
 pub struct DaemonConfig {
     /// Coordinator address, `host:port`.
     pub coordinator: String,
-    /// The data address other hosts reach this daemon at (its identity); with `spawn` and port 0
-    /// it is filled in from the bound socket.
+    /// The data address other hosts reach this daemon at (its identity); empty: the address
+    /// the daemon binds (`spawn` and `serve` fill it in).
     pub advertise: String,
     pub token: Token,
     /// Emulated NIC rate, bytes per second each way: the port capacity the scheduler sees and
@@ -115,12 +115,10 @@ impl DaemonConfig {
                 "the memory limit must be at least {MIN_MEM_LIMIT_BYTES} bytes (two blocks)"
             )));
         }
-        if self.advertise.is_empty() {
-            return Err(Error::Config(
-                "the daemon needs an address to advertise".into(),
-            ));
+        // Empty: the address the daemon binds (filled in by whoever binds it, as `spawn` does).
+        if !self.advertise.is_empty() {
+            check_advertise(&self.advertise).map_err(Error::Config)?;
         }
-        check_advertise(&self.advertise).map_err(Error::Config)?;
         if let Some(d) = &self.data_dir {
             // Made when serving if missing; something else there is refused now, before the
             // daemon says it serves (adversarial pass 33, B19).
@@ -196,7 +194,13 @@ pub(crate) struct Daemon {
 }
 
 /// Serve on `listener` until the process ends.
-pub async fn serve(cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
+pub async fn serve(mut cfg: DaemonConfig, listener: TcpListener) -> Result<()> {
+    if cfg.advertise.is_empty() {
+        cfg.advertise = listener
+            .local_addr()
+            .map_err(|e| Error::io("daemon socket", e))?
+            .to_string();
+    }
     cfg.check()?;
     let store = Store::with_persist_all(
         cfg.mem_limit_bytes,

@@ -127,7 +127,7 @@ impl Gate {
                         ),
                     );
                     if out_of_descriptors(&e) {
-                        self.shed(l).await;
+                        self.shed(l, &e).await;
                     }
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -139,7 +139,7 @@ impl Gate {
     /// Out of descriptors: give up the spare one, accept and close every connection waiting
     /// (each client sees its connection closed at once instead of waiting unanswered), then
     /// take the spare again.
-    async fn shed(&self, l: &TcpListener) {
+    async fn shed(&self, l: &TcpListener, cause: &io::Error) {
         let given_up = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
         if given_up.is_none() {
             return;
@@ -167,7 +167,7 @@ impl Gate {
             self.warn(
                 "descriptors",
                 format_args!(
-                    "{}: out of file descriptors: closed {closed} waiting connection(s) at once, the last from {peer}",
+                    "{}: out of file descriptors ({cause}): closed {closed} waiting connection(s) at once, the last from {peer}",
                     self.what
                 ),
             );
