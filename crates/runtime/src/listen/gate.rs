@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,7 +29,7 @@ pub struct Gate {
     /// A descriptor held in reserve: out of descriptors, it is given up to accept and close
     /// the connections waiting in the backlog, which would otherwise wait there unanswered
     /// (a client of the same process could wait for ever on a server that cannot accept).
-    spare: Mutex<Option<std::fs::File>>,
+    spare: Mutex<Option<OwnedFd>>,
 }
 
 #[derive(Default)]
@@ -76,8 +77,19 @@ fn out_of_descriptors(e: &io::Error) -> bool {
 
 /// The reserve descriptor (none if even that cannot be had now; taken again at the next
 /// shedding).
-fn spare_descriptor() -> Option<std::fs::File> {
-    std::fs::File::open("/dev/null").ok()
+fn spare_descriptor() -> Option<OwnedFd> {
+    std::fs::File::open("/dev/null").ok().map(OwnedFd::from)
+}
+
+/// Whether a connection waits in `l`'s backlog now.
+fn waiting(l: &TcpListener) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: l.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call; no wait.
+    unsafe { libc::poll(&mut pfd, 1, 0) > 0 }
 }
 
 impl Gate {
@@ -138,20 +150,28 @@ impl Gate {
 
     /// Out of descriptors: give up the spare one, accept and close every connection waiting
     /// (each client sees its connection closed at once instead of waiting unanswered), then
-    /// take the spare again.
+    /// keep a descriptor as the spare again. Each connection is shut down on the wire but its
+    /// descriptor kept as the spare until the next one is accepted: a descriptor freed by a
+    /// close could be taken by another thread (another listener's accept) before this one
+    /// takes its spare back, leaving it none.
     async fn shed(&self, l: &TcpListener, cause: &io::Error) {
-        let given_up = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if given_up.is_none() {
-            return;
-        }
-        drop(given_up);
+        let taken = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // Without one (lost to another thread), a descriptor may have come free since.
+        let mut held = taken.or_else(spare_descriptor);
         let mut closed = 0u64;
         let mut last = None;
         for _ in 0..SHED_MAX {
-            // Polls the accept once: a connection waiting now, or none.
+            if !waiting(l) {
+                break;
+            }
+            drop(held.take());
+            // Polls the accept once: the waiting connection, or none.
             match tokio::time::timeout(Duration::ZERO, l.accept()).await {
                 Ok(Ok((sock, peer))) => {
-                    drop(sock);
+                    if let Ok(s) = sock.into_std() {
+                        let _ = s.shutdown(std::net::Shutdown::Both);
+                        held = Some(OwnedFd::from(s));
+                    }
                     closed += 1;
                     last = Some(peer);
                 }
@@ -159,7 +179,7 @@ impl Gate {
                 _ => break,
             }
         }
-        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = spare_descriptor();
+        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = held.or_else(spare_descriptor);
         if let Some(peer) = last {
             self.stats
                 .refused_descriptors
