@@ -6,7 +6,6 @@
 mod common;
 use common::{coflowkit, inputs, write, Inputs};
 
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,17 +24,7 @@ fn run_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> (Option<i32>
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 3 << 30,
-                rlim_max: 3 << 30,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, libc::RLIMIT_AS, 3 << 30);
     let t = Instant::now();
     let mut child = cmd.spawn().unwrap();
     let mut err = child.stderr.take().unwrap();

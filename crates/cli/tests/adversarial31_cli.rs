@@ -22,17 +22,7 @@ fn run(args: &[&str], gib: u64, limit: Duration) -> (Option<i32>, String) {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: gib << 30,
-                rlim_max: gib << 30,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, libc::RLIMIT_AS, gib << 30);
     let t = Instant::now();
     let mut child = cmd.spawn().unwrap();
     let mut err = child.stderr.take().unwrap();

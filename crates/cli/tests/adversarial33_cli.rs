@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -19,19 +18,7 @@ fn at_nofile(n: u64, args: &[&str]) -> Output {
 fn at_nofile_within(n: u64, args: &[&str], limit: Duration) -> Option<Output> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coflowkit"));
     cmd.args(args);
-    // SAFETY: only setrlimit (async-signal-safe) runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: n,
-                rlim_max: n,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, libc::RLIMIT_NOFILE, n);
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

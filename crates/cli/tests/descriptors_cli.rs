@@ -3,26 +3,13 @@
 
 mod common;
 
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 /// Run `coflowkit args` with RLIMIT_NOFILE at `n` (soft and hard).
 fn at_nofile(n: u64, args: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coflowkit"));
     cmd.args(args);
-    // SAFETY: only setrlimit (async-signal-safe) runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: n,
-                rlim_max: n,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, libc::RLIMIT_NOFILE, n);
     cmd.output().expect("run coflowkit")
 }
 

@@ -65,20 +65,9 @@ fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err_file);
-    // SAFETY: setrlimit and setpgid are async-signal-safe; nothing else runs between fork and
-    // exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: MEMORY_LIMIT,
-                rlim_max: MEMORY_LIMIT,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            // Its own process group: ranks and hosts it starts are killed with it.
-            libc::setpgid(0, 0);
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, libc::RLIMIT_AS, MEMORY_LIMIT);
+    // Its own process group: ranks and hosts it starts are killed with it.
+    cmd.process_group(0);
     let mut child = cmd.spawn().expect("run coflowkit");
     let group = child.id() as i32;
     let start = Instant::now();

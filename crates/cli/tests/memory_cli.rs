@@ -6,7 +6,6 @@
 mod common;
 use common::{write, TOY};
 
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Output};
 
 /// The address space a limited run may use: enough for a debug binary's threads and what
@@ -17,19 +16,7 @@ const LIMIT: u64 = 1 << 30;
 fn limited(args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coflowkit"));
     cmd.args(args);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: LIMIT,
-                rlim_max: LIMIT,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, libc::RLIMIT_AS, LIMIT);
     cmd.output().expect("run coflowkit")
 }
 

@@ -81,3 +81,23 @@ impl Drop for Kill {
         let _ = self.0.wait();
     }
 }
+
+/// The child of `cmd` runs with `resource` (`libc::RLIMIT_AS`, `libc::RLIMIT_NOFILE`, ...) at
+/// `value`, soft and hard: a regression to a runaway allocation or a descriptor leak ends that
+/// child, not the machine. A limit that cannot be set fails the spawn.
+pub fn limit(cmd: &mut Command, resource: libc::__rlimit_resource_t, value: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only setrlimit (async-signal-safe) runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            if libc::setrlimit(resource, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
