@@ -43,6 +43,7 @@ impl Running {
         rt.spawn(async move {
             if let Err(e) = fut.await {
                 tracing::error!("{what} stopped: {e}");
+                crate::trouble::note(format!("{what} stopped: {e}"));
             }
         });
         Ok(Running {

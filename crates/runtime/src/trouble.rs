@@ -5,21 +5,49 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-static LAST: Mutex<Option<(String, Instant)>> = Mutex::new(None);
+/// The latest trouble, and the latest that was a shortage of descriptors: a shortage is the
+/// usual root cause and is often followed by a vaguer error (a daemon's `transport error`)
+/// that must not hide it.
+struct Last {
+    any: Option<(String, Instant)>,
+    descriptors: Option<(String, Instant)>,
+}
+
+static LAST: Mutex<Last> = Mutex::new(Last {
+    any: None,
+    descriptors: None,
+});
+
+/// Whether `what` says the process or system ran out of descriptors (EMFILE, ENFILE).
+fn is_descriptor_shortage(what: &str) -> bool {
+    what.contains("os error 24") || what.contains("os error 23")
+}
 
 /// Records `what` as the latest trouble (also logged by the caller).
 pub(crate) fn note(what: String) {
     if let Ok(mut l) = LAST.lock() {
-        *l = Some((what, Instant::now()));
+        let now = Instant::now();
+        if is_descriptor_shortage(&what) {
+            l.descriptors = Some((what.clone(), now));
+        }
+        l.any = Some((what, now));
     }
 }
 
-/// The latest trouble noted since `since`, if any.
-pub(crate) fn since(since: Instant) -> Option<String> {
-    let l = LAST.lock().ok()?;
-    l.as_ref()
-        .filter(|(_, at)| *at >= since)
-        .map(|(w, _)| w.clone())
+/// The latest trouble noted since `since`, and the latest shortage of descriptors since then
+/// when that is not the latest trouble itself.
+fn since(since: Instant) -> (Option<String>, Option<String>) {
+    let Ok(l) = LAST.lock() else {
+        return (None, None);
+    };
+    let fresh = |t: &Option<(String, Instant)>| {
+        t.as_ref()
+            .filter(|(_, at)| *at >= since)
+            .map(|(w, _)| w.clone())
+    };
+    let any = fresh(&l.any);
+    let descriptors = fresh(&l.descriptors).filter(|d| Some(d) != any.as_ref());
+    (any, descriptors)
 }
 
 /// This process's open descriptors and its limit (`ulimit -n`), when both are known.
@@ -40,8 +68,13 @@ pub(crate) fn descriptors() -> Option<(usize, u64)> {
 /// and, when the descriptors are (nearly) all taken, that fact.
 pub(crate) fn explain(start: Instant) -> String {
     let mut s = String::new();
-    if let Some(t) = since(start) {
+    let (last, shortage) = since(start);
+    if let Some(t) = last {
         s.push_str("; the last connection error: ");
+        s.push_str(&coflowkit_model::echo::echo(&t));
+    }
+    if let Some(t) = shortage {
+        s.push_str("; before it, out of descriptors: ");
         s.push_str(&coflowkit_model::echo::echo(&t));
     }
     if let Some((open, limit)) = descriptors() {
@@ -82,6 +115,14 @@ mod tests {
         let e = explain(start);
         assert!(
             e.contains("the last connection error: accept: Too many open files"),
+            "{e}"
+        );
+        // A vaguer error after the shortage does not hide it.
+        note("daemon: coordinator 127.0.0.1:1: transport error".into());
+        let e = explain(start);
+        assert!(
+            e.contains("the last connection error: daemon: coordinator 127.0.0.1:1")
+                && e.contains("before it, out of descriptors: accept: Too many open files"),
             "{e}"
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
