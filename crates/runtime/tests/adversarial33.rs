@@ -243,3 +243,46 @@ fn bad_advertise_and_data_dir_are_refused_before_serving() {
     c.data_dir = Some("/dev/null".into());
     assert!(c.validate().is_err());
 }
+
+/// B20, the stream limit: the coordinator's first SETTINGS frame announces at most
+/// `MAX_STREAMS_PER_CONNECTION` concurrent streams (HTTP/2 peers then queue the rest; it was
+/// unlimited, so one connection could hold any number of calls).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_coordinator_announces_its_stream_limit_per_connection() {
+    let c = start(RegistryLimits::default());
+    let mut s = tokio::net::TcpStream::connect(c.addr()).await.unwrap();
+    // Client preface and an empty SETTINGS frame (RFC 9113 §3.4).
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    let read = async {
+        loop {
+            let mut head = [0u8; 9];
+            s.read_exact(&mut head).await.unwrap();
+            let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; len];
+            s.read_exact(&mut payload).await.unwrap();
+            // A SETTINGS frame (type 4) that is not an acknowledgement (flag 1).
+            if head[3] == 4 && head[4] & 1 == 0 {
+                return payload
+                    .chunks_exact(6)
+                    .map(|e| {
+                        let id = u16::from_be_bytes([e[0], e[1]]);
+                        (id, u32::from_be_bytes([e[2], e[3], e[4], e[5]]))
+                    })
+                    .collect::<Vec<_>>();
+            }
+        }
+    };
+    let settings = tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("no SETTINGS frame within 10 s");
+    // SETTINGS_MAX_CONCURRENT_STREAMS is 0x3.
+    let max = settings.iter().find(|(id, _)| *id == 3).map(|(_, v)| *v);
+    assert_eq!(
+        max,
+        Some(coordinator::MAX_STREAMS_PER_CONNECTION),
+        "{settings:?}"
+    );
+    assert_eq!(coordinator::MAX_STREAMS_PER_CONNECTION, 1024);
+}
