@@ -286,3 +286,55 @@ async fn the_coordinator_announces_its_stream_limit_per_connection() {
     );
     assert_eq!(coordinator::MAX_STREAMS_PER_CONNECTION, 1024);
 }
+
+/// B9, the last path: a daemon whose re-registration carries more objects than the (restarted)
+/// coordinator allows per daemon registers again without them and reports them one by one, so
+/// it is not lost to the scheduler; the coordinator keeps as many as its limit and counts the
+/// rest as refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_refused_for_its_objects_is_made_again_without_them() {
+    let mut cluster = common::Cluster::start(SchedulerKind::Fair, &[1e9]);
+    cluster.ready().await;
+    let client = cluster.client(0).await;
+    let cf = client
+        .register(coflowkit_runtime::CoflowOptions::flows(1))
+        .await
+        .unwrap();
+    for i in 0..6 {
+        let id = format!("object-{i}");
+        client.put(cf, &id, &common::bytes(i, 1000)).await.unwrap();
+    }
+    let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Fair);
+    cfg.registry.max_objects_per_daemon = 3;
+    cfg.metrics = Some(loopback());
+    cluster.restart_coordinator_with(cfg);
+    cluster.ready().await;
+    let coord = cluster.coordinator.as_ref().unwrap();
+    let mut rpc = rpc::connect(&coord.addr().to_string(), &token())
+        .await
+        .unwrap();
+    // The objects are reported after the registration: wait for the three kept.
+    let mut objects = 0;
+    for _ in 0..200 {
+        let s = rpc
+            .status(coflowkit_runtime::proto::Empty {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(s.daemons.len(), 1, "{:?}", s.daemons);
+        assert!(s.daemons[0].connected);
+        objects = s.daemons[0].objects;
+        if objects == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(objects, 3, "objects the coordinator kept");
+    let m = metrics(coord.metrics_addr().unwrap()).await;
+    assert!(
+        m.lines().any(|l| l
+            .starts_with("coflowkit_requests_refused_total{limit=\"objects_per_daemon\"}")
+            && !l.ends_with(" 0")),
+        "{m}"
+    );
+}

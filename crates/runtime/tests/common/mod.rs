@@ -102,16 +102,19 @@ impl Cluster {
     }
 
     pub fn restart_coordinator(&mut self) {
+        let config = CoordinatorConfig::new(token(), self.scheduler);
+        self.restart_coordinator_with(config);
+    }
+
+    /// Kill the coordinator and start one with `config` on the same address.
+    pub fn restart_coordinator_with(&mut self, config: CoordinatorConfig) {
         if let Some(c) = self.coordinator.take() {
             c.kill();
         }
         let mut last = None;
         // The old runtime may need a moment to release the port.
         for _ in 0..100 {
-            match coordinator::spawn(
-                CoordinatorConfig::new(token(), self.scheduler),
-                self.coordinator_addr,
-            ) {
+            match coordinator::spawn(config.clone(), self.coordinator_addr) {
                 Ok(c) => {
                     self.coordinator = Some(c);
                     return;
