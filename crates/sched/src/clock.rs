@@ -88,6 +88,10 @@ pub struct DecisionClock {
     decided_at: f64,
     wake_at_s: Option<f64>,
     freed: Freed,
+    /// Per side: the ports whose spare may differ from their capacity (a load at the last
+    /// decision, or a flow whose rate a hand-on changed since), each listed once (`marked`).
+    dirty: [Vec<u32>; 2],
+    marked: [Vec<bool>; 2],
     counts: ClockCounts,
 }
 
@@ -169,13 +173,38 @@ impl DecisionClock {
     pub fn loads(&mut self, fabric: &Fabric, up: &[f64], down: &[f64]) {
         let spare = &mut self.freed.spare;
         spare.reset(fabric);
-        for (s, l) in spare.up.iter_mut().zip(up) {
-            *s = (*s - l).max(0.0);
-        }
-        for (s, l) in spare.down.iter_mut().zip(down) {
-            *s = (*s - l).max(0.0);
+        for (side, (spare, loads)) in [(&mut spare.up, up), (&mut spare.down, down)]
+            .into_iter()
+            .enumerate()
+        {
+            let (dirty, marked) = (&mut self.dirty[side], &mut self.marked[side]);
+            dirty.clear();
+            marked.clear();
+            marked.resize(spare.len(), false);
+            for (p, (s, &l)) in spare.iter_mut().zip(loads).enumerate() {
+                *s = (*s - l).max(0.0);
+                if l != 0.0 {
+                    marked[p] = true;
+                    dirty.push(p as u32);
+                }
+            }
         }
         self.freed.clear_ports();
+    }
+
+    /// The ports of the flows a hand-on re-rated: their spare moved.
+    fn mark_changed(&mut self, snap: &Snapshot) {
+        for &(ci, fi, _) in &self.freed.changed {
+            let f = &snap.coflows[ci as usize].flows[fi as usize];
+            for (side, p) in [(0, f.src), (1, f.dst)] {
+                if let Some(m) = self.marked[side].get_mut(p as usize) {
+                    if !*m {
+                        *m = true;
+                        self.dirty[side].push(p);
+                    }
+                }
+            }
+        }
     }
 
     /// A flow from `src` to `dst` that held `rate` ended: its bandwidth is spare again.
@@ -202,6 +231,54 @@ impl DecisionClock {
         if !sched.redistribute(snap, rates, &mut self.freed) {
             return Handed::Decide;
         }
+        self.mark_changed(snap);
+        self.counts.hand_ons += 1;
+        self.freed.up.clear();
+        self.freed.down.clear();
+        Handed::Changed(&self.freed.changed)
+    }
+
+    /// [`Event::Idle`] for a world that brought the unfinished flows' bytes to `snap.now_s`
+    /// (they have no rate, so nothing moved): the policy may rate them from its last
+    /// decision's state exactly as a full decision would ([`Handed::Changed`], a hand-on), or
+    /// ask for that decision ([`Handed::Decide`]; then call [`DecisionClock::on`]). Only for
+    /// policies that hand on (`Redistribute`) without a refresh (a decision would move the
+    /// refresh's start). `snap` is the last decision's state, finished flows at 0 bytes.
+    pub fn idle<'c>(
+        &'c mut self,
+        sched: &mut dyn Scheduler,
+        snap: &Snapshot,
+        rates: &mut Rates,
+    ) -> Handed<'c> {
+        if self.how != FlowCompletion::Redistribute
+            || self.opts.refresh_s.is_some()
+            || self.freed.up.is_empty()
+        {
+            return Handed::Decide;
+        }
+        // Nothing runs: the spare is every port's capacity, as `loads` after a decision
+        // that rated nothing yet would leave it (capacity minus 0.0, bit for bit). Only the
+        // ports loaded since the last decision can be off (by rounding): those are put back.
+        let fabric = snap.fabric;
+        let spare = &mut self.freed.spare;
+        for (side, (spare, caps)) in [
+            (&mut spare.up, &fabric.up_bytes_per_s),
+            (&mut spare.down, &fabric.down_bytes_per_s),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for &p in &self.dirty[side] {
+                spare[p as usize] = caps[p as usize];
+                self.marked[side][p as usize] = false;
+            }
+            self.dirty[side].clear();
+        }
+        self.freed.changed.clear();
+        if !sched.idle(snap, rates, &mut self.freed) {
+            return Handed::Decide;
+        }
+        self.mark_changed(snap);
         self.counts.hand_ons += 1;
         self.freed.up.clear();
         self.freed.down.clear();
