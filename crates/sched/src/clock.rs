@@ -92,6 +92,9 @@ pub struct DecisionClock {
     /// decision, or a flow whose rate a hand-on changed since), each listed once (`marked`).
     dirty: [Vec<u32>; 2],
     marked: [Vec<bool>; 2],
+    /// Whether the policy's idle hand-on after the last decision reads the spare: then the
+    /// ports above are kept.
+    track: bool,
     counts: ClockCounts,
 }
 
@@ -166,6 +169,7 @@ impl DecisionClock {
         self.counts.decisions += 1;
         self.decided_at = snap.now_s;
         self.wake_at_s = d.wake_at_s.filter(|&t| t > snap.now_s);
+        self.track = sched.idle_reads_spare();
     }
 
     /// What the rates of the last decision load each port with (bytes per second): the
@@ -177,15 +181,19 @@ impl DecisionClock {
             .into_iter()
             .enumerate()
         {
+            for (s, l) in spare.iter_mut().zip(loads) {
+                *s = (*s - l).max(0.0);
+            }
             let (dirty, marked) = (&mut self.dirty[side], &mut self.marked[side]);
             dirty.clear();
             marked.clear();
-            marked.resize(spare.len(), false);
-            for (p, (s, &l)) in spare.iter_mut().zip(loads).enumerate() {
-                *s = (*s - l).max(0.0);
-                if l != 0.0 {
-                    marked[p] = true;
-                    dirty.push(p as u32);
+            if self.track {
+                marked.resize(spare.len(), false);
+                for (p, &l) in loads.iter().enumerate() {
+                    if l != 0.0 {
+                        marked[p] = true;
+                        dirty.push(p as u32);
+                    }
                 }
             }
         }
@@ -194,6 +202,9 @@ impl DecisionClock {
 
     /// The ports of the flows a hand-on re-rated: their spare moved.
     fn mark_changed(&mut self, snap: &Snapshot) {
+        if !self.track {
+            return;
+        }
         for &(ci, fi, _) in &self.freed.changed {
             let f = &snap.coflows[ci as usize].flows[fi as usize];
             for (side, p) in [(0, f.src), (1, f.dst)] {
@@ -258,7 +269,8 @@ impl DecisionClock {
         }
         // Nothing runs: the spare is every port's capacity, as `loads` after a decision
         // that rated nothing yet would leave it (capacity minus 0.0, bit for bit). Only the
-        // ports loaded since the last decision can be off (by rounding): those are put back.
+        // ports loaded since the last decision can be off (by rounding): those are put back,
+        // for a policy that reads the spare (the others' hand-ons do not).
         let fabric = snap.fabric;
         let spare = &mut self.freed.spare;
         for (side, (spare, caps)) in [

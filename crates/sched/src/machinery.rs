@@ -55,4 +55,11 @@ pub trait Machinery {
     fn idle(&mut self, _snap: &Snapshot, _rates: &mut Rates, _freed: &mut Freed) -> bool {
         false
     }
+
+    /// Whether [`Machinery::idle`] may hand on after the last decision and read
+    /// `freed.spare` then: the clock keeps the ports whose spare moved since that decision,
+    /// to give them their capacities back (a cost on every hand-on, so only when asked).
+    fn idle_reads_spare(&self) -> bool {
+        false
+    }
 }

@@ -21,7 +21,7 @@
 //! flows leave their pair's queue once, for good.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -100,10 +100,8 @@ pub struct TopUp {
     /// per pair in use, found here by `src << 32 | dst` (both sides share it), and the scans
     /// read a port's live peers from `order` instead of `live`: memory by the pairs used.
     slots: Option<HashMap<u64, u32>>,
-    /// Per side and port: those peers as (key at the pair's head, peer), sorted by key. A
-    /// peer whose flows are all done leaves from whichever end is nearer (an incast's pairs
-    /// end in key order, so from the front: O(1), not a shift of every later peer).
-    order: [Vec<VecDeque<(Key, u32)>>; 2],
+    /// Per side and port: those peers as (key at the pair's head, peer), sorted by key.
+    order: [Vec<Vec<(Key, u32)>>; 2],
     /// Per side: the ports with spare capacity (above the floor).
     open: [PortBits; 2],
     open_valid: bool,
@@ -216,8 +214,8 @@ impl TopUp {
             self.live[side].reset(ports, ports);
             self.open[side].reset(1, ports);
             self.head_key[side].resize(pairs.max(self.head_key[side].len()), 0);
-            self.order[side].resize_with(ports, VecDeque::new);
-            self.order[side].iter_mut().for_each(VecDeque::clear);
+            self.order[side].resize_with(ports, Vec::new);
+            self.order[side].iter_mut().for_each(Vec::clear);
         }
         for v in [&mut self.head, &mut self.tail] {
             v.resize(pairs.max(v.len()), NIL);
@@ -265,8 +263,8 @@ impl TopUp {
                     head[pair] = i;
                     key_up[pair] = k;
                     key_down[dst * ports + src] = k;
-                    order_up[src].push_back((k, dst as u32));
-                    order_down[dst].push_back((k, src as u32));
+                    order_up[src].push((k, dst as u32));
+                    order_down[dst].push((k, src as u32));
                 } else {
                     next[last as usize] = i;
                 }
@@ -303,8 +301,8 @@ impl TopUp {
             self.live[side].reset(0, ports);
             self.open[side].reset(1, ports);
             self.head_key[side].clear();
-            self.order[side].resize_with(ports, VecDeque::new);
-            self.order[side].iter_mut().for_each(VecDeque::clear);
+            self.order[side].resize_with(ports, Vec::new);
+            self.order[side].iter_mut().for_each(Vec::clear);
         }
         self.head.clear();
         self.tail.clear();
@@ -323,8 +321,8 @@ impl TopUp {
                         self.tail.push(i);
                         self.head_key[UP].push(k);
                         self.head_key[DOWN].push(k);
-                        self.order[UP][f.src as usize].push_back((k, f.dst));
-                        self.order[DOWN][f.dst as usize].push_back((k, f.src));
+                        self.order[UP][f.src as usize].push((k, f.dst));
+                        self.order[DOWN][f.dst as usize].push((k, f.src));
                     }
                     Entry::Occupied(e) => {
                         let s = *e.get() as usize;
@@ -458,12 +456,9 @@ impl TopUp {
                 .expect("a live pair is in its port's order");
             match found {
                 Some(new) => {
-                    // Keys only grow: the pair moves towards the back (all before it, and
-                    // its old key, are below the new one).
-                    let j = list.partition_point(|&e| e < (new, q as u32));
-                    for x in i..j - 1 {
-                        list.swap(x, x + 1);
-                    }
+                    // Keys only grow: the pair moves towards the back.
+                    let j = i + 1 + list[i + 1..].partition_point(|&e| e < (new, q as u32));
+                    list[i..j].rotate_left(1);
                     list[j - 1] = (new, q as u32);
                 }
                 None => {

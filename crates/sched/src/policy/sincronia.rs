@@ -140,6 +140,10 @@ impl Machinery for Sincronia {
         self.topup.apply(snap.coflows, rates, freed);
         true
     }
+
+    fn idle_reads_spare(&self) -> bool {
+        self.incast && self.on_flow_completion == FlowCompletion::Redistribute
+    }
 }
 
 impl Scheduler for Sincronia {
