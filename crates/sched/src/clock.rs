@@ -8,7 +8,10 @@
 //!    load the rates put on each port (the spare a later hand-on gives out);
 //! 2. per flow that ends with a rate, [`DecisionClock::flow_ended`];
 //! 3. per event, [`DecisionClock::on`]; on [`Step::HandOn`], [`DecisionClock::hand_on`]
-//!    (which may still ask for a full decision), on [`Step::Decide`], back to 1.
+//!    (which may still ask for a full decision), on [`Step::Decide`], back to 1. On
+//!    [`Event::Idle`] a world that can bring the waiting flows' bytes to the present may first
+//!    offer [`DecisionClock::idle`]: the policy hands on if a decision would give the same
+//!    rates (an incast served one flow at a time then costs no decision per flow).
 //!
 //! The machinery of handing bandwidth on (a policy's top-up index, its own redistribution,
 //! the pair refill of `fair` and `wss`) is private to this crate: a world sees only steps.

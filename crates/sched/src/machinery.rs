@@ -43,7 +43,8 @@ pub trait Machinery {
     }
 
     /// Nothing runs: every flow that had a rate ended (those of the last event among them, now
-    /// in `freed`), `freed.spare` is the whole fabric, and the unfinished flows' bytes in
+    /// in `freed`), `freed.spare` is the whole fabric (if [`Machinery::idle_reads_spare`] said
+    /// so at the last decision; else as the hand-ons left it), and the unfinished flows' bytes in
     /// `snap` are current at `snap.now_s`. Hand the bandwidth on exactly as a full decision at
     /// `snap.now_s` would rate the flows (the same rates, bit for bit, and no other effect on
     /// later decisions: no wake-up, no state a decision would set otherwise) and return true;
