@@ -1,6 +1,8 @@
 //! Replay the bundled FB trace (or its 10x upscale) under one scheduler, print the wall time,
 //! and optionally dump every coflow's CCT (as f64 bits) to compare builds bit for bit:
 //! `cargo run --release -p coflowkit-flowsim --example speed -- fair 1 [out.txt]`.
+//! In place of the upscale, a trace file's path replays that trace on 1 Gbit/s ports
+//! (`speed pfp incast8000.txt`).
 //! A small binary over the simulator's crates only, so old and new code build side by side.
 
 use std::io::Write;
@@ -15,11 +17,17 @@ use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let kind: SchedulerKind = args.get(1).map_or("fair", String::as_str).parse()?;
-    let upscale: usize = args.get(2).map_or(Ok(1), |s| s.parse())?;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/traces/FB2010-1Hr-150-0.txt"
-    );
+    let arg = args.get(2).map_or("1", String::as_str);
+    let (upscale, path): (usize, &str) = match arg.parse() {
+        Ok(n) => (
+            n,
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../data/traces/FB2010-1Hr-150-0.txt"
+            ),
+        ),
+        Err(_) => (1, arg),
+    };
     let mut trace = read_path(std::path::Path::new(path))?;
     if upscale > 1 {
         trace = FbScaleSpec {
@@ -37,12 +45,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let wall = t0.elapsed().as_secs_f64();
     let avg = out.coflows.iter().map(|c| c.cct_s).sum::<f64>() / out.coflows.len() as f64;
     println!(
-        "{} x{}: {:.3} s wall, avg CCT {:.4} s, {} decisions",
+        "{} {}: {:.3} s wall, avg CCT {:.4} s, {} decisions, {} redistributions",
         kind.name(),
-        upscale,
+        arg,
         wall,
         avg,
-        out.decisions
+        out.decisions,
+        out.redistributions
     );
     if let Some(p) = args.get(3) {
         let mut f = std::io::BufWriter::new(std::fs::File::create(p)?);

@@ -285,6 +285,12 @@ impl Run<'_> {
                     } else {
                         Event::FlowEnd
                     };
+                    // Nothing running: the policy may rate the waiting flows as a decision
+                    // would, exactly and at a hand-on's cost (an incast served one flow at a
+                    // time would otherwise cost a full decision per flow).
+                    if event == Event::Idle && w.idle_hand_on(t, sched, clock) {
+                        continue;
+                    }
                     match clock.on(t, event) {
                         Step::Decide => return Ok(()),
                         Step::HandOn => {

@@ -258,6 +258,47 @@ impl World<'_> {
             Handed::Decide => return false,
             Handed::Changed(changed) => changed,
         };
+        self.apply_changes(now, changed, sched.name());
+        true
+    }
+
+    /// After the flows that ended at `now` left nothing running ([`Event::Idle`]): let the
+    /// policy rate the waiting flows without a full decision if it can do so exactly (see
+    /// [`DecisionClock::idle`]). Returns false when it asks for a full decision instead.
+    ///
+    /// Nothing has a rate, so bringing the bytes up to `now` moves nothing: only `synced_at`
+    /// moves (without dropping finished flows, whose places the policy's index still names),
+    /// and the new rates' predictions are `now + bytes / rate`, as after a decision.
+    ///
+    /// [`Event::Idle`]: coflowkit_sched::Event::Idle
+    pub(crate) fn idle_hand_on(
+        &mut self,
+        now: f64,
+        sched: &mut dyn Scheduler,
+        clock: &mut DecisionClock,
+    ) -> bool {
+        debug_assert!(self.nothing_running());
+        let synced_at = self.synced_at;
+        self.synced_at = now;
+        let snap = Snapshot {
+            now_s: now,
+            fabric: self.fabric,
+            coflows: &self.active,
+        };
+        match clock.idle(sched, &snap, &mut self.rates) {
+            Handed::Changed(changed) => {
+                self.apply_changes(now, changed, sched.name());
+                true
+            }
+            Handed::Nothing | Handed::Decide => {
+                self.synced_at = synced_at;
+                false
+            }
+        }
+    }
+
+    /// A hand-on's rate changes at `now`: rewrite bytes and predict completions.
+    fn apply_changes(&mut self, now: f64, changed: &[(u32, u32, f64)], name: &str) {
         // Flows move at one rate per flow from `synced_at` on (see `sync`): rewrite a flow
         // whose rate changed at `now` as if it had moved at the new rate since `synced_at`. Its
         // bytes are real again at the next sync; only then does the policy read them.
@@ -282,8 +323,9 @@ impl World<'_> {
         }
         self.compact_due();
         #[cfg(debug_assertions)]
-        self.assert_within_capacity(now, sched.name());
-        true
+        self.assert_within_capacity(now, name);
+        #[cfg(not(debug_assertions))]
+        let _ = name;
     }
 
     /// Drop the predictions redistributions made stale once they are half the heap: a sweep

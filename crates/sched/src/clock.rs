@@ -8,7 +8,10 @@
 //!    load the rates put on each port (the spare a later hand-on gives out);
 //! 2. per flow that ends with a rate, [`DecisionClock::flow_ended`];
 //! 3. per event, [`DecisionClock::on`]; on [`Step::HandOn`], [`DecisionClock::hand_on`]
-//!    (which may still ask for a full decision), on [`Step::Decide`], back to 1.
+//!    (which may still ask for a full decision), on [`Step::Decide`], back to 1. On
+//!    [`Event::Idle`] a world that can bring the waiting flows' bytes to the present may first
+//!    offer [`DecisionClock::idle`]: the policy hands on if a decision would give the same
+//!    rates (an incast served one flow at a time then costs no decision per flow).
 //!
 //! The machinery of handing bandwidth on (a policy's top-up index, its own redistribution,
 //! the pair refill of `fair` and `wss`) is private to this crate: a world sees only steps.
@@ -88,6 +91,13 @@ pub struct DecisionClock {
     decided_at: f64,
     wake_at_s: Option<f64>,
     freed: Freed,
+    /// Per side: the ports whose spare may differ from their capacity (a load at the last
+    /// decision, or a flow whose rate a hand-on changed since), each listed once (`marked`).
+    dirty: [Vec<u32>; 2],
+    marked: [Vec<bool>; 2],
+    /// Whether the policy's idle hand-on after the last decision reads the spare: then the
+    /// ports above are kept.
+    track: bool,
     counts: ClockCounts,
 }
 
@@ -162,6 +172,7 @@ impl DecisionClock {
         self.counts.decisions += 1;
         self.decided_at = snap.now_s;
         self.wake_at_s = d.wake_at_s.filter(|&t| t > snap.now_s);
+        self.track = sched.idle_reads_spare();
     }
 
     /// What the rates of the last decision load each port with (bytes per second): the
@@ -169,13 +180,45 @@ impl DecisionClock {
     pub fn loads(&mut self, fabric: &Fabric, up: &[f64], down: &[f64]) {
         let spare = &mut self.freed.spare;
         spare.reset(fabric);
-        for (s, l) in spare.up.iter_mut().zip(up) {
-            *s = (*s - l).max(0.0);
-        }
-        for (s, l) in spare.down.iter_mut().zip(down) {
-            *s = (*s - l).max(0.0);
+        for (side, (spare, loads)) in [(&mut spare.up, up), (&mut spare.down, down)]
+            .into_iter()
+            .enumerate()
+        {
+            for (s, l) in spare.iter_mut().zip(loads) {
+                *s = (*s - l).max(0.0);
+            }
+            let (dirty, marked) = (&mut self.dirty[side], &mut self.marked[side]);
+            dirty.clear();
+            marked.clear();
+            if self.track {
+                marked.resize(spare.len(), false);
+                for (p, &l) in loads.iter().enumerate() {
+                    if l != 0.0 {
+                        marked[p] = true;
+                        dirty.push(p as u32);
+                    }
+                }
+            }
         }
         self.freed.clear_ports();
+    }
+
+    /// The ports of the flows a hand-on re-rated: their spare moved.
+    fn mark_changed(&mut self, snap: &Snapshot) {
+        if !self.track {
+            return;
+        }
+        for &(ci, fi, _) in &self.freed.changed {
+            let f = &snap.coflows[ci as usize].flows[fi as usize];
+            for (side, p) in [(0, f.src), (1, f.dst)] {
+                if let Some(m) = self.marked[side].get_mut(p as usize) {
+                    if !*m {
+                        *m = true;
+                        self.dirty[side].push(p);
+                    }
+                }
+            }
+        }
     }
 
     /// A flow from `src` to `dst` that held `rate` ended: its bandwidth is spare again.
@@ -202,6 +245,55 @@ impl DecisionClock {
         if !sched.redistribute(snap, rates, &mut self.freed) {
             return Handed::Decide;
         }
+        self.mark_changed(snap);
+        self.counts.hand_ons += 1;
+        self.freed.up.clear();
+        self.freed.down.clear();
+        Handed::Changed(&self.freed.changed)
+    }
+
+    /// [`Event::Idle`] for a world that brought the unfinished flows' bytes to `snap.now_s`
+    /// (they have no rate, so nothing moved): the policy may rate them from its last
+    /// decision's state exactly as a full decision would ([`Handed::Changed`], a hand-on), or
+    /// ask for that decision ([`Handed::Decide`]; then call [`DecisionClock::on`]). Only for
+    /// policies that hand on (`Redistribute`) without a refresh (a decision would move the
+    /// refresh's start). `snap` is the last decision's state, finished flows at 0 bytes.
+    pub fn idle<'c>(
+        &'c mut self,
+        sched: &mut dyn Scheduler,
+        snap: &Snapshot,
+        rates: &mut Rates,
+    ) -> Handed<'c> {
+        if self.how != FlowCompletion::Redistribute
+            || self.opts.refresh_s.is_some()
+            || self.freed.up.is_empty()
+        {
+            return Handed::Decide;
+        }
+        // Nothing runs: the spare is every port's capacity, as `loads` after a decision
+        // that rated nothing yet would leave it (capacity minus 0.0, bit for bit). Only the
+        // ports loaded since the last decision can be off (by rounding): those are put back,
+        // for a policy that reads the spare (the others' hand-ons do not).
+        let fabric = snap.fabric;
+        let spare = &mut self.freed.spare;
+        for (side, (spare, caps)) in [
+            (&mut spare.up, &fabric.up_bytes_per_s),
+            (&mut spare.down, &fabric.down_bytes_per_s),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for &p in &self.dirty[side] {
+                spare[p as usize] = caps[p as usize];
+                self.marked[side][p as usize] = false;
+            }
+            self.dirty[side].clear();
+        }
+        self.freed.changed.clear();
+        if !sched.idle(snap, rates, &mut self.freed) {
+            return Handed::Decide;
+        }
+        self.mark_changed(snap);
         self.counts.hand_ons += 1;
         self.freed.up.clear();
         self.freed.down.clear();

@@ -41,4 +41,26 @@ pub trait Machinery {
             None => false,
         }
     }
+
+    /// Nothing runs: every flow that had a rate ended (those of the last event among them, now
+    /// in `freed`), `freed.spare` is the whole fabric (if [`Machinery::idle_reads_spare`] said
+    /// so at the last decision; else as the hand-ons left it), and the unfinished flows' bytes in
+    /// `snap` are current at `snap.now_s`. Hand the bandwidth on exactly as a full decision at
+    /// `snap.now_s` would rate the flows (the same rates, bit for bit, and no other effect on
+    /// later decisions: no wake-up, no state a decision would set otherwise) and return true;
+    /// or return false to ask for that decision. The default asks.
+    ///
+    /// Why: a policy that serves an incast one flow at a time empties the fabric at every
+    /// flow end, and a full decision there costs O(active flows + ports) (docs/reliability.md,
+    /// A4), where this costs what a hand-on does.
+    fn idle(&mut self, _snap: &Snapshot, _rates: &mut Rates, _freed: &mut Freed) -> bool {
+        false
+    }
+
+    /// Whether [`Machinery::idle`] may hand on after the last decision and read
+    /// `freed.spare` then: the clock keeps the ports whose spare moved since that decision,
+    /// to give them their capacities back (a cost on every hand-on, so only when asked).
+    fn idle_reads_spare(&self) -> bool {
+        false
+    }
 }

@@ -81,6 +81,58 @@ fn bits(x: f64) -> u64 {
     }
 }
 
+/// `slot[code]`: the pair with that [`Pfp::code`], else `u32::MAX`. A table over every code
+/// while that stays small; past [`Slots::DENSE_MAX`] codes a map of the pairs in use (an
+/// incast of 32,000 mappers has 32,000 pairs, and 2^30 codes: a 4 GB table).
+#[derive(Debug, Default)]
+pub(super) struct Slots {
+    codes: usize,
+    dense: Vec<u32>,
+    sparse: Option<std::collections::HashMap<u32, u32>>,
+}
+
+impl Slots {
+    const DENSE_MAX: usize = 1 << 22;
+
+    fn new(codes: usize) -> Self {
+        if codes <= Self::DENSE_MAX {
+            Slots {
+                codes,
+                dense: vec![u32::MAX; codes],
+                sparse: None,
+            }
+        } else {
+            Slots {
+                codes,
+                dense: Vec::new(),
+                sparse: Some(Default::default()),
+            }
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Slots {
+    type Output = u32;
+
+    #[inline]
+    fn index(&self, code: usize) -> &u32 {
+        match &self.sparse {
+            None => &self.dense[code],
+            Some(m) => m.get(&(code as u32)).unwrap_or(&u32::MAX),
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Slots {
+    #[inline]
+    fn index_mut(&mut self, code: usize) -> &mut u32 {
+        match &mut self.sparse {
+            None => &mut self.dense[code],
+            Some(m) => m.entry(code as u32).or_insert(u32::MAX),
+        }
+    }
+}
+
 /// The flows of one (uplink, downlink) pair in the last decision.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Pair {
@@ -106,7 +158,7 @@ pub struct Pfp {
     budget: Budget,
     /// `slot[code]`: the index in `pairs` of the pair with that [`Pfp::code`] in the last
     /// decision, else `u32::MAX`.
-    slot: Vec<u32>,
+    slot: Slots,
     /// Bits of a downlink in a pair's code.
     shift: u32,
     pairs: Vec<Pair>,
@@ -147,9 +199,11 @@ impl Pfp {
     fn group(&mut self, snap: &Snapshot) {
         let ports = snap.fabric.ports();
         let shift = usize::BITS - ports.saturating_sub(1).leading_zeros();
-        if self.slot.len() != ports << shift || self.shift != shift {
+        if self.slot.codes != ports << shift || self.shift != shift {
             self.shift = shift;
-            self.slot = vec![u32::MAX; ports << shift];
+            self.slot = Slots::new(ports << shift);
+        } else if let Some(m) = &mut self.slot.sparse {
+            m.clear();
         } else {
             for i in 0..self.ends.len() {
                 let [src, dst] = self.ends[i];
@@ -253,7 +307,18 @@ impl Pfp {
     /// The greedy from scratch, or again after only the heads in `sorting` (new key, code)
     /// changed: the served pairs go to `next_served` with their rate in `next`.
     fn greedy(&mut self, snap: &Snapshot, again: bool) {
-        self.budget.reset(snap.fabric);
+        if again {
+            // Only the ports the last pass served at moved from their capacities: put those
+            // back (the same values a reset copies), not every port of the fabric.
+            let (up, down) = (&snap.fabric.up_bytes_per_s, &snap.fabric.down_bytes_per_s);
+            for &p in &self.served {
+                let [src, dst] = self.ends[p as usize];
+                self.budget.up[src as usize] = up[src as usize];
+                self.budget.down[dst as usize] = down[dst as usize];
+            }
+        } else {
+            self.budget.reset(snap.fabric);
+        }
         let input = PassIn {
             shift: self.shift,
             slot: &self.slot,
@@ -368,6 +433,18 @@ impl Machinery for Pfp {
         }
         std::mem::swap(&mut self.served, &mut self.next_served);
         true
+    }
+
+    /// Nothing runs: a full decision now would key every pair's best flow by bytes that are
+    /// those of the last pass (flows without a rate sent nothing), so it orders the pairs as
+    /// the kept orders do once the served heads, all finished, are re-keyed, and its greedy
+    /// is the pass again: [`Pfp::redistribute`] from now (the bytes are current at `now`).
+    fn idle(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        if self.on_flow_completion != FlowCompletion::Redistribute {
+            return false;
+        }
+        self.decided_at = snap.now_s;
+        self.redistribute(snap, rates, freed)
     }
 }
 

@@ -3,7 +3,7 @@
 //! in that order (each flow takes all its two ports have left), which is work conserving and
 //! order-preserving. Clairvoyant: reads `remaining_bytes`. The order is recomputed every call.
 
-use crate::alloc::{backfill, Backfill, Budget, TopUp};
+use crate::alloc::{backfill, Backfill, Budget, Freed, TopUp};
 use crate::machinery::Machinery;
 use crate::{Decision, FlowCompletion, Rates, Scheduler, Snapshot};
 
@@ -21,6 +21,8 @@ pub struct Sincronia {
     budget: Budget,
     pub on_flow_completion: FlowCompletion,
     topup: TopUp,
+    /// The last decision rated one coflow whose flows all go to one downlink (an incast).
+    incast: bool,
 }
 
 impl Sincronia {
@@ -120,6 +122,28 @@ impl Machinery for Sincronia {
     fn topup(&mut self) -> Option<&mut TopUp> {
         Some(&mut self.topup)
     }
+
+    /// Nothing runs, and the last decision had one coflow, all of whose flows go to one
+    /// downlink D: a decision now would order that one coflow alone and hand its flows, in
+    /// their order, all their two ports have left, from the full fabric. So its first waiting
+    /// flow (in flow order) takes min(uplink, D); while D has room, the next pair's first
+    /// waiting flow does the same (a pair's later flows find their uplink or D full). That is
+    /// the top-up's walk of D, freed by the flows that just ended (it walks the freed downlinks
+    /// first, and D is the only downlink), from the spare the clock gives (the capacities) by
+    /// the same arithmetic: the same rates, bit for bit. With several coflows the order
+    /// could change (BSSI runs again), and with several downlinks the walks' order need not be
+    /// the flows' order: those decide.
+    fn idle(&mut self, snap: &Snapshot, rates: &mut Rates, freed: &mut Freed) -> bool {
+        if !self.incast || self.on_flow_completion != FlowCompletion::Redistribute {
+            return false;
+        }
+        self.topup.apply(snap.coflows, rates, freed);
+        true
+    }
+
+    fn idle_reads_spare(&self) -> bool {
+        self.incast && self.on_flow_completion == FlowCompletion::Redistribute
+    }
 }
 
 impl Scheduler for Sincronia {
@@ -146,6 +170,13 @@ impl Scheduler for Sincronia {
                 &mut rates.per_coflow[j],
             );
         }
+        self.incast = match snap.coflows {
+            [c] => c.flows.first().is_some_and(|f| {
+                let dst = f.dst;
+                c.flows.iter().all(|f| f.dst == dst)
+            }),
+            _ => false,
+        };
         if self.on_flow_completion == FlowCompletion::Redistribute {
             let order = self.order.iter().copied();
             self.topup.index(snap.fabric.ports(), order);

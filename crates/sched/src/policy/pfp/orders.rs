@@ -3,7 +3,7 @@
 //! without a search, and most stay put: a head that sent a little keeps its place among
 //! pairs that sent nothing (FB: 94 %).
 
-use super::Key;
+use super::{Key, Slots};
 
 /// Sides: a pair is listed at its uplink and at its downlink.
 pub(super) const UP: usize = 0;
@@ -14,7 +14,10 @@ pub(super) struct Orders {
     /// Per side and port: its live pairs' keys in ascending order, and their codes.
     keys: [Vec<Vec<Key>>; 2],
     codes: [Vec<Vec<u32>>; 2],
-    /// Per pair: its positions at its uplink and at its downlink.
+    /// Per side and port: where its list starts in `keys` and `codes` (the places before are
+    /// those of pairs that left from near the front, whose leaving moved the shorter side).
+    start: [Vec<u32>; 2],
+    /// Per pair: its positions at its uplink and at its downlink (in the whole vectors).
     at: Vec<[u32; 2]>,
 }
 
@@ -31,6 +34,8 @@ impl Orders {
             codes.resize_with(n, Vec::new);
             codes.truncate(n);
             codes.iter_mut().for_each(Vec::clear);
+            self.start[side].clear();
+            self.start[side].resize(n, 0);
         }
     }
 
@@ -45,11 +50,11 @@ impl Orders {
     }
 
     pub(super) fn keys(&self, side: usize, port: usize) -> &[Key] {
-        &self.keys[side][port]
+        &self.keys[side][port][self.start[side][port] as usize..]
     }
 
     pub(super) fn codes(&self, side: usize, port: usize) -> &[u32] {
-        &self.codes[side][port]
+        &self.codes[side][port][self.start[side][port] as usize..]
     }
 
     /// Pair `p` (with `code` between `ends`) now has key `new` (`None`: it left). Each list
@@ -61,26 +66,36 @@ impl Orders {
         ends: [u32; 2],
         code: u32,
         new: Option<Key>,
-        slot: &[u32],
+        slot: &Slots,
     ) {
         for side in [UP, DOWN] {
             let port = ends[side] as usize;
             let (keys, codes) = (&mut self.keys[side][port], &mut self.codes[side][port]);
+            let start = &mut self.start[side][port];
             let i = self.at[p as usize][side] as usize;
             debug_assert_eq!(codes[i], code);
             let old = keys[i];
+            let first = *start as usize;
             let (from, to) = match new {
+                // Leaving: the pairs on the shorter side close the gap (an incast's pairs
+                // leave from the front, one per flow).
+                None if i - first < keys.len() - 1 - i => {
+                    keys[first..=i].rotate_right(1);
+                    codes[first..=i].rotate_right(1);
+                    *start += 1;
+                    (first + 1, i + 1)
+                }
                 None => {
                     keys.remove(i);
                     codes.remove(i);
                     (i, codes.len())
                 }
                 Some(k) if k < old => {
-                    if i == 0 || keys[i - 1] < k {
+                    if i == first || keys[i - 1] < k {
                         keys[i] = k;
                         continue;
                     }
-                    let j = keys[..i].partition_point(|x| *x < k);
+                    let j = first + keys[first..i].partition_point(|x| *x < k);
                     keys[j..=i].rotate_right(1);
                     codes[j..=i].rotate_right(1);
                     keys[j] = k;

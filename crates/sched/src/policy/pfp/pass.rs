@@ -24,7 +24,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::orders::{Orders, DOWN, UP};
-use super::{Key, Pair};
+use super::{Key, Pair, Slots};
 use crate::alloc::Budget;
 
 /// A port's side and index in one number.
@@ -44,13 +44,16 @@ pub(super) struct Pass {
     /// order.
     filled: Vec<(Key, u32)>,
     next_filled: Vec<(Key, u32)>,
+    /// Ports with room on each side at full capacity, counted by the last pass from
+    /// scratch: a pass again starts from the same capacities (one fabric per decision).
+    open_full: [usize; 2],
 }
 
 /// What a pass reads.
 pub(super) struct PassIn<'a> {
     pub shift: u32,
     /// `slot[code]`: the pair with that code.
-    pub slot: &'a [u32],
+    pub slot: &'a Slots,
     pub orders: &'a Orders,
 }
 
@@ -152,15 +155,12 @@ impl Pass {
         b: &'a mut Budget,
         input: &'a PassIn<'b>,
         out: PassOut<'a>,
+        open: [usize; 2],
     ) -> Run<'a, 'b> {
         out.served.clear();
         self.walks.clear();
         self.next_filled.clear();
         let floor = b.floor;
-        let open = [
-            b.up.iter().filter(|&&x| x > floor).count(),
-            b.down.iter().filter(|&&x| x > floor).count(),
-        ];
         Run {
             input,
             out,
@@ -176,7 +176,13 @@ impl Pass {
 
     /// A pass from scratch on the full budget `b`: a walk per uplink.
     pub(super) fn full(&mut self, b: &mut Budget, input: &PassIn, out: PassOut) {
-        let mut run = self.run(b, input, out);
+        let floor = b.floor;
+        self.open_full = [
+            b.up.iter().filter(|&&x| x > floor).count(),
+            b.down.iter().filter(|&&x| x > floor).count(),
+        ];
+        let open = self.open_full;
+        let mut run = self.run(b, input, out, open);
         if !run.over() {
             for src in 0..run.up.len() {
                 if run.room(UP, src) {
@@ -193,7 +199,8 @@ impl Pass {
         std::mem::swap(&mut self.filled, &mut self.next_filled);
     }
 
-    /// A pass on the full budget `b` after only the heads in `heads` (new key, code; sorted)
+    /// A pass on the full budget `b` (the capacities of the last pass from scratch) after
+    /// only the heads in `heads` (new key, code; sorted)
     /// changed since the last pass (see the module docs).
     pub(super) fn again(
         &mut self,
@@ -203,7 +210,8 @@ impl Pass {
         heads: &[(Key, u32)],
     ) {
         let old = std::mem::take(&mut self.filled);
-        let mut run = self.run(b, input, out);
+        let open = self.open_full;
+        let mut run = self.run(b, input, out, open);
         let (mut h, mut f) = (0, 0);
         // Merge the three sources by key (keys are unique within each); a key no pair has
         // marks a source run dry.
