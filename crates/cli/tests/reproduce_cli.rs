@@ -106,6 +106,18 @@ fn quick_run_writes_every_row_with_the_numbers_its_commands_give() {
     );
     let row32 = text.lines().find(|l| l.starts_with("| 32 | ")).unwrap();
     assert!(row32.contains("P* at 100 machines, µs"), "{row32}");
+    // Rows 16 and 25 are measured on the live coordinator by the command itself.
+    let row16 = text.lines().find(|l| l.starts_with("| 16 | ")).unwrap();
+    assert!(
+        row16.contains("schedule avg, ms") && row16.contains("µs per message"),
+        "{row16}"
+    );
+    let row25 = text.lines().find(|l| l.starts_with("| 25 | ")).unwrap();
+    assert!(row25.contains("round p99 at 100, ms"), "{row25}");
+    for row in [row16, row25] {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert_ne!(cells[4], "not run", "{row}");
+    }
 
     // The default-vs-recompute table covers the ten policies that redistribute.
     let section = text

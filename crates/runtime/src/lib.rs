@@ -24,6 +24,7 @@ pub mod error;
 pub mod frame;
 mod host_runtime;
 pub mod listen;
+pub mod overheads;
 pub mod pacer;
 pub mod proto;
 pub mod replay;

@@ -3,6 +3,7 @@
 
 mod charts;
 mod doc;
+mod overheads;
 mod rows;
 mod runs;
 mod verdict;
@@ -112,11 +113,14 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
         .map(|&p| crate::hug::bench::measure_fabric(p, 10, 2.0, 21, 1))
         .collect::<Result<Vec<_>>>()
         .context("row 32: hug bench")?;
+    // Rows 16 and 25: the coordinator's overheads on the live coordinator (seconds).
+    let overheads = overheads::measure(a.quick).context("rows 16 and 25: coordinator overheads")?;
     let extra = rows::Extra {
         tenants,
         jobs: dags,
         hug_bench,
         optimized: !cfg!(debug_assertions),
+        overheads: Some(overheads),
     };
     let rows = rows::rows(&results, &extra);
 

@@ -340,6 +340,8 @@ pub struct Extra {
     pub hug_bench: Vec<BenchRow>,
     /// Whether the bench ran from an optimized build (its times mean little otherwise).
     pub optimized: bool,
+    /// Rows 16 and 25: the coordinator's overheads (None: not measured).
+    pub overheads: Option<super::overheads::Measured>,
 }
 
 /// One line of the key results table.
@@ -812,7 +814,7 @@ pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
             .collect(),
         other: vec![],
     });
-    rows.push(not_run(16, "Varys overheads (ms)", "schedule 17, distribute 30, READY 44 (p95 151), 4000+ msg/s", "A deployment measurement. What exists: `cargo run --release -p coflowkit-runtime --example decision_time` (one scheduling round: 0.083 ms for Varys at 1,000 active flows, 3.2 ms at 10,000) and `--example coordinator_events` (1,832 to 33,896 decisions/s for Varys), in the README; distribution and READY latency are not measured."));
+    rows.push(super::overheads::row_16(extra.overheads.as_ref()));
 
     let mk = |v: &str, f: &str| {
         vec![Check::ratio(
@@ -969,12 +971,7 @@ pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
         other: vec!["cargo test -p coflowkit-simcmd --test workloads overlap".into()],
     });
     rows.push(row_24(&g));
-    rows.push(not_run(
-        25,
-        "Aalo coordination overhead (ms)",
-        "8 avg, 19 p99 (100 machines); 992 ms at 100k daemons",
-        "A deployment measurement: see row 16 for what the coordinator's round costs here.",
-    ));
+    rows.push(super::overheads::row_25(extra.overheads.as_ref()));
     let r26 = vec![
         Check::ratio("fair/aalo, Δ = 10 ms", 1.93, g.avg("fair") / g.avg("aalo")),
         Check::ratio(
