@@ -12,6 +12,7 @@ use coflowkit_model::gen::{
 use coflowkit_model::trace::{self, stats::TraceStats, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
 use coflowkit_simcmd::flag_range::zero_or_at_least;
+use coflowkit_simcmd::sim::ChildSendersArg;
 
 use crate::fabric_args::default_trace_path;
 
@@ -109,6 +110,9 @@ pub enum GenCmd {
         /// Fabric size [default: the ports the base trace uses]
         #[arg(long)]
         ports: Option<u32>,
+        /// Where a later coflow's senders are (docs/choices.md)
+        #[arg(long, value_enum, default_value_t = ChildSendersArg::DrawnOnLanded, value_name = "HOW")]
+        child_senders: ChildSendersArg,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         #[command(flatten)]
@@ -275,6 +279,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             compute_ms,
             load,
             ports,
+            child_senders,
             seed,
             out,
             limit,
@@ -293,6 +298,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 load,
                 ports,
                 seed,
+                child_senders: child_senders.into(),
             };
             out.write(&limit.check(spec.generate(&base).map_err(flag_error)?)?)?;
         }

@@ -35,6 +35,28 @@ pub enum Model {
     Coflowsim,
 }
 
+/// Where a TPC-DS-like query's later coflows send from (`--tpcds-child-senders`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChildSendersArg {
+    /// As many senders as the drawn base coflow has, on the parents' reducer ports first
+    DrawnOnLanded,
+    /// The drawn base coflow's own senders, relabelled as a scan's
+    Drawn,
+    /// All the parents' reducer ports, each reducer's bytes split over them
+    Landed,
+}
+
+impl From<ChildSendersArg> for coflowkit_model::gen::ChildSenders {
+    fn from(a: ChildSendersArg) -> Self {
+        use coflowkit_model::gen::ChildSenders as C;
+        match a {
+            ChildSendersArg::DrawnOnLanded => C::DrawnOnLanded,
+            ChildSendersArg::Drawn => C::Drawn,
+            ChildSendersArg::Landed => C::Landed,
+        }
+    }
+}
+
 /// When the later waves of a multi-wave stage start (`--wave-timing`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WaveTiming {
@@ -84,6 +106,11 @@ pub struct SimArgs {
     /// workload): jobs' JCT and communication time are reported beside the CCTs
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub tpcds: Option<usize>,
+    /// With --tpcds, where a later coflow's senders are: `drawn-on-landed` (as many as its drawn
+    /// coflow has, on its parents' reducer ports first), `drawn` (the drawn coflow's own,
+    /// relabelled) or `landed` (all its parents' reducer ports, sessions 29-33); docs/choices.md
+    #[arg(long, value_enum, default_value_t = ChildSendersArg::DrawnOnLanded, value_name = "HOW", requires = "tpcds")]
+    pub tpcds_child_senders: ChildSendersArg,
     /// --model coflowsim, ablation: FIFO, SCF, NCF, LCF and SEBF do their work conservation in
     /// their own order instead of the reference's order of earliest synthetic deadline
     #[arg(long)]
@@ -237,6 +264,7 @@ pub fn shape_workload(args: &SimArgs, trace: &mut Trace, fabric: &Fabric) -> Res
         let spec = coflowkit_model::gen::TpcdsSpec {
             queries,
             seed: args.seed,
+            child_senders: args.tpcds_child_senders.into(),
             ..Default::default()
         };
         // Refused before any plan is drawn: a query has at most 2 x max_scans coflows, each

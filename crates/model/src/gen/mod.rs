@@ -20,7 +20,7 @@ mod width;
 
 pub use custom::{default_classes, ClassSpec, CustomSpec};
 pub use fb::FbScaleSpec;
-pub use tpcds::TpcdsSpec;
+pub use tpcds::{ChildSenders, TpcdsSpec};
 
 use thiserror::Error;
 

@@ -19,8 +19,8 @@
 //! - each coflow's reducers and their bytes are those of a base coflow drawn uniformly with
 //!   replacement, its ports relabelled by a random injective map into the fabric (as `gen fb`);
 //!   a scan's mappers are the base coflow's, relabelled the same way; a later coflow's mappers
-//!   are the reducer ports of its parents (the stage runs where its input landed), and each
-//!   reducer's bytes are split equally over them;
+//!   follow [`ChildSenders`] (by default as many as the base coflow has, on the ports its
+//!   parents' reducers landed on first), and each reducer's bytes are split equally over them;
 //! - queries arrive Poisson, the first at 0, with the mean that gives the base trace's coflow
 //!   arrival rate times `load` (the base's mean inter-arrival x coflows per query / load).
 //!
@@ -49,6 +49,26 @@ pub const MAX_SCANS: usize = 64;
 /// 2 x `max_scans` coflows).
 pub const MAX_QUERIES: usize = 1_000_000;
 
+/// Where a later coflow's senders are (a scan's are always its base coflow's mappers,
+/// relabelled). The thesis does not say; docs/choices.md ("TPC-DS-like DAG workload") and
+/// docs/fb-results.md (session 34) show what each gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChildSenders {
+    /// The reducer ports of its parents (where its input landed), all of them: a child of two
+    /// single-reducer parents sends a base coflow's bytes, terabytes at times, from two ports
+    /// (sessions 29-33's workload).
+    Landed,
+    /// The base coflow's own mappers, relabelled as a scan's: every coflow keeps the base
+    /// trace's width and bytes per sender, with no tie to its parents' ports.
+    Drawn,
+    /// As many senders as the base coflow has mappers, taken from the ports its parents'
+    /// reducers landed on first (a random subset when there are more), the rest drawn among
+    /// the other ports: the base trace's width and bytes per sender, and its input's ports.
+    #[default]
+    DrawnOnLanded,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TpcdsSpec {
     pub queries: usize,
@@ -61,6 +81,9 @@ pub struct TpcdsSpec {
     /// Target fabric size; the base's when `None`. Must not be smaller than the base's.
     pub ports: Option<u32>,
     pub seed: u64,
+    /// Where a later coflow's senders are.
+    #[serde(default)]
+    pub child_senders: ChildSenders,
 }
 
 impl Default for TpcdsSpec {
@@ -72,6 +95,7 @@ impl Default for TpcdsSpec {
             load: 1.0,
             ports: None,
             seed: 1,
+            child_senders: ChildSenders::default(),
         }
     }
 }
@@ -136,6 +160,26 @@ fn shape(c: &Coflow) -> Shape {
     }
 }
 
+/// `n` senders: a random subset of `landed` when it has at least `n` ports, else all of them
+/// and the rest drawn among the fabric's other ports (`n <= ports`: the base coflow's mappers
+/// fit the base fabric, which is no larger than this one).
+fn on_landed(rng: &mut impl Rng, landed: &[u32], n: usize, ports: u32) -> Vec<u32> {
+    if landed.len() >= n {
+        return (sample(rng, landed.len(), n).into_iter())
+            .map(|i| landed[i])
+            .collect();
+    }
+    let mut v = landed.to_vec();
+    // n ports drawn hold at least n - landed.len() that are not landed ones.
+    for p in sample(rng, ports as usize, n) {
+        let p = p as u32;
+        if v.len() < n && !landed.contains(&p) {
+            v.push(p);
+        }
+    }
+    v
+}
+
 impl TpcdsSpec {
     fn check(&self, base: &Trace) -> Result<(u32, f64), GenError> {
         let bad = |field, why: String| Err(GenError::BadSpec { field, why });
@@ -189,6 +233,10 @@ impl TpcdsSpec {
     pub fn generate(&self, base: &Trace) -> Result<Trace, GenError> {
         let (ports, base_mean_ms) = self.check(base)?;
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        // The senders' own stream: every `child_senders` gives the same plans, sizes, port maps
+        // and arrivals for one seed.
+        let mut senders_rng = ChaCha8Rng::seed_from_u64(self.seed);
+        senders_rng.set_stream(1);
         // Plans first: their coflow count sets the query arrival rate.
         let plans: Vec<Plan> = (0..self.queries)
             .map(|_| Plan::draw(&mut rng, self.max_scans))
@@ -227,11 +275,15 @@ impl TpcdsSpec {
                     let arrival_s = (parents.iter())
                         .map(|&p| coflows[p as usize - 1].arrival_s)
                         .fold(f64::NEG_INFINITY, f64::max);
-                    (
-                        landed[from].clone(),
-                        arrival_s,
-                        arrival_s_of_ms(compute_ms[from]),
-                    )
+                    let drawn = || s.mappers.iter().map(|&p| map[p as usize] as u32).collect();
+                    let mappers = match self.child_senders {
+                        ChildSenders::Landed => landed[from].clone(),
+                        ChildSenders::Drawn => drawn(),
+                        ChildSenders::DrawnOnLanded => {
+                            on_landed(&mut senders_rng, &landed[from], s.mappers.len(), ports)
+                        }
+                    };
+                    (mappers, arrival_s, arrival_s_of_ms(compute_ms[from]))
                 };
                 let m = mappers.len();
                 let mut flows = Vec::with_capacity(m * s.reducers.len());
@@ -302,15 +354,95 @@ mod tests {
                 continue;
             }
             assert!((0.5..=5.0).contains(&c.compute_s), "{}", c.compute_s);
-            // A child's mappers are where its parents' reducers are.
-            let landed: Vec<u32> = (c.parents.iter())
-                .flat_map(|p| by_id[p].flows.iter().map(|f| f.dst))
-                .collect();
-            assert!(c.flows.iter().all(|f| landed.contains(&f.src)));
             assert!(c.parents.iter().all(|p| by_id[p].arrival_s <= c.arrival_s));
         }
         let text = write_to_string(&t, Format::Benchmark).unwrap();
         assert_eq!(parse_str(&text, "tpcds.txt").unwrap(), t);
+    }
+
+    /// The most bytes one sender of one coflow sends.
+    fn most_per_sender(t: &Trace) -> f64 {
+        let mut most = 0.0f64;
+        for c in &t.coflows {
+            let mut by_src: HashMap<u32, f64> = HashMap::new();
+            for f in &c.flows {
+                *by_src.entry(f.src).or_insert(0.0) += f.bytes;
+            }
+            most = by_src.values().fold(most, |m, &b| m.max(b));
+        }
+        most
+    }
+
+    fn senders(c: &Coflow) -> Vec<u32> {
+        let mut v: Vec<u32> = c.flows.iter().map(|f| f.src).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Session 34 (row 24): with every child sending from all its parents' reducer ports
+    /// (`landed`), a child of single-reducer parents sent a drawn FB coflow's terabytes from
+    /// two ports, 11x more per sender than any FB coflow; those coflows, hours long alone,
+    /// held Aalo's lowest queues. `drawn` and `drawn-on-landed` keep FB's bytes per sender,
+    /// and every setting draws the same plans, sizes and arrivals for one seed.
+    #[test]
+    fn later_coflows_keep_the_base_bytes_per_sender_unless_landed() {
+        let base = fb();
+        let limit = most_per_sender(&base) * (1.0 + 1e-9);
+        let gen = |child_senders| {
+            let spec = TpcdsSpec {
+                child_senders,
+                ..Default::default()
+            };
+            spec.generate(&base).unwrap()
+        };
+        let landed = gen(ChildSenders::Landed);
+        assert!(most_per_sender(&landed) > 2.0 * limit);
+        let drawn = gen(ChildSenders::Drawn);
+        let on_landed = gen(ChildSenders::DrawnOnLanded);
+        assert_eq!(ChildSenders::default(), ChildSenders::DrawnOnLanded);
+        for t in [&drawn, &on_landed] {
+            assert!(most_per_sender(t) <= limit, "{}", most_per_sender(t));
+            assert_eq!(t.coflows.len(), landed.coflows.len());
+            for (a, b) in t.coflows.iter().zip(&landed.coflows) {
+                assert_eq!(
+                    (a.id, &a.parents, a.arrival_s),
+                    (b.id, &b.parents, b.arrival_s)
+                );
+                assert!((a.bytes() - b.bytes()).abs() <= 1e-6 * b.bytes());
+            }
+        }
+        let by_id: HashMap<u64, &Coflow> = landed.coflows.iter().map(|c| (c.id, c)).collect();
+        let mut fewer = 0;
+        for ((l, d), o) in landed
+            .coflows
+            .iter()
+            .zip(&drawn.coflows)
+            .zip(&on_landed.coflows)
+        {
+            let mut ports: Vec<u32> = (l.parents.iter())
+                .flat_map(|p| by_id[p].flows.iter().map(|f| f.dst))
+                .collect();
+            ports.sort_unstable();
+            ports.dedup();
+            if l.parents.is_empty() {
+                assert_eq!(senders(l), senders(d));
+                assert_eq!(senders(l), senders(o));
+                continue;
+            }
+            // Landed: all the parents' reducer ports.
+            assert_eq!(senders(l), ports);
+            // Drawn on landed: the drawn coflow's width, on those ports first.
+            let (n, on) = (senders(d).len(), senders(o));
+            assert_eq!(on.len(), n);
+            let there = on.iter().filter(|p| ports.contains(p)).count();
+            assert_eq!(there, n.min(ports.len()));
+            fewer += usize::from(ports.len() < n);
+        }
+        assert!(
+            fewer > 0,
+            "some child needs more senders than its input landed on"
+        );
     }
 
     #[test]
