@@ -50,6 +50,81 @@ fn replay_local_moves_real_bytes_and_reports_sim_ccts() {
     }
 }
 
+/// `--deadlines X` synthesizes deadlines on the scaled workload (Γ on the emulated NICs, at
+/// least 200 ms x --scale-time) and reports each coflow's deadline and whether its real CCT met it, for every
+/// scheduler; `--deadline-scale` multiplies them.
+#[test]
+fn replay_deadlines_are_reported_per_coflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("toy.txt");
+    std::fs::write(&trace, TOY).unwrap();
+    let run = |scale: &str| {
+        let json = dir.path().join(format!("out-{scale}.json"));
+        let out = coflowkit(&[
+            "replay",
+            "--local",
+            "2",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--scale-bytes",
+            "0.01",
+            "--scale-time",
+            "0.1",
+            "-s",
+            "varys,fair",
+            "--deadlines",
+            "1",
+            "--deadline-scale",
+            scale,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        doc
+    };
+    let (one, two) = (run("1"), run("2"));
+    for r in one["results"].as_array().unwrap() {
+        for c in r["coflows"].as_array().unwrap() {
+            let (arrival, cct) = (
+                c["arrival_s"].as_f64().unwrap(),
+                c["cct_s"].as_f64().unwrap(),
+            );
+            let due = c["deadline_s"].as_f64().unwrap() - arrival;
+            // The 200 ms floor, x --scale-time 0.1.
+            assert!(due >= 0.02 - 1e-9, "{c}");
+            assert_eq!(
+                c["met_deadline"].as_bool().unwrap(),
+                cct <= due * (1.0 + 1e-9),
+                "{c}"
+            );
+        }
+        assert!(r["summary"]["deadlines"]["met_fraction"].is_number(), "{r}");
+    }
+    // Doubled: every deadline twice the first run's (the same seed).
+    let due = |doc: &serde_json::Value| -> Vec<f64> {
+        doc["results"][0]["coflows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["deadline_s"].as_f64().unwrap() - c["arrival_s"].as_f64().unwrap())
+            .collect()
+    };
+    for (a, b) in due(&one).iter().zip(due(&two)) {
+        assert!((2.0 * a - b).abs() < 1e-9, "{a} doubled is not {b}");
+    }
+    // Refused before anything starts: a scale without deadlines, a negative X.
+    let out = coflowkit(&["replay", "--local", "2", "--deadline-scale", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = coflowkit(&["replay", "--local", "2", "--deadlines", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn replay_needs_local() {
     let out = coflowkit(&["replay"]);

@@ -4,6 +4,10 @@
 //! the clock starts (mappers write their output before the shuffle), and at the coflow's arrival
 //! its receivers `get` every flow at once; the coflow completes when the last get does.
 //!
+//! A coflow's deadline (`Coflow::deadline_s`) is registered with it (clairvoyant replays), so
+//! Varys's deadline mode admits or rejects it; whether it was met is for the caller to judge
+//! from its CCT.
+//!
 //! The trace must already be in the shape to run: its ports are the hosts, sizes are whole bytes.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -239,7 +243,16 @@ async fn run(
                 let c = &trace.coflows[i];
                 let flows: Vec<_> = c.flows.iter().filter(|f| f.bytes >= 1.0).collect();
                 let opts = if clairvoyant {
-                    CoflowOptions::flows(flows.len() as u32)
+                    // A deadline (relative to the arrival) goes to the coordinator with the
+                    // flow count: it counts from the coflow's READY (its last get), which is
+                    // its arrival here, not from this registration during staging. A
+                    // non-clairvoyant registration has no READY to count from, and no
+                    // non-clairvoyant policy reads deadlines: it is not sent.
+                    let o = CoflowOptions::flows(flows.len() as u32);
+                    match c.deadline_s.filter(|d| d.is_finite() && *d > 0.0) {
+                        Some(d) => o.deadline(Duration::from_secs_f64(d)),
+                        None => o,
+                    }
                 } else {
                     CoflowOptions {
                         num_flows: flows.len() as u32,

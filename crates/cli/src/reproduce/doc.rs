@@ -82,10 +82,13 @@ pub fn render(ctx: &Context, rows: &[Row], results: &Results) -> String {
          model (the default: event-driven fluid, 10^9 bit/s ports, arrivals at their time) and \
          the **reference rules** (`--model coflowsim`: the public CoflowSim's rules, identical \
          to it coflow by coflow where compared, docs/coflowsim.md), the lineage of the \
-         thesis' simulator. Under the reference rules Varys is its SEBF, Aalo its DARK. Two \
-         exceptions, named in their rows: row 32's times come from `coflowkit hug bench` run \
-         in this process, and rows 1-4, 6 and 7 cite the emulated cluster's measurements of \
-         docs/orchestra.md (root and minutes each), which this command does not rerun.\n"
+         thesis' simulator. Under the reference rules Varys is its SEBF, Aalo its DARK. \
+         Exceptions, named in their rows: row 32's times come from `coflowkit hug bench` run \
+         in this process; rows 1-4, 6 and 7 cite the emulated cluster's measurements of \
+         docs/orchestra.md (root and minutes each), which this command does not rerun; rows \
+         8, 9, 13, 19 and 20 (the thesis' EC2 runs) come from `coflowkit replay --local N \
+         --netns` on the emulated cluster when this command runs with `--testbed` (root; their \
+         numbers then sit in the exact model's column), and otherwise cite its last run.\n"
     );
     let _ = writeln!(out, "## How a verdict is reached\n");
     let _ = writeln!(

@@ -6,6 +6,7 @@ mod doc;
 mod overheads;
 mod rows;
 mod runs;
+mod testbed;
 mod verdict;
 
 use std::io::IsTerminal;
@@ -50,6 +51,12 @@ pub struct ThesisArgs {
     /// with --quick, which is a slice already)
     #[arg(long, default_value_t = 150, value_name = "N")]
     pub recompute_coflows: usize,
+    /// Also measure rows 8, 9, 13, 19 and 20 on the emulated cluster: `coflowkit replay --local
+    /// --netns` (root, `ip` and `tc`) of the FB hour on 10 daemons, each command twice (about
+    /// 20 minutes; with --quick 4 daemons, 30 coflows, once: seconds). Without it those rows
+    /// cite the last such run
+    #[arg(long)]
+    pub testbed: bool,
     /// Simulations run at once [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub jobs: Option<usize>,
@@ -86,6 +93,9 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
     if a.no_recompute {
         command += " --no-recompute";
     }
+    if a.testbed {
+        command += " --testbed";
+    }
     let slice = (!a.quick && a.recompute_coflows > 0).then_some(a.recompute_coflows);
     if !a.quick && a.recompute_coflows != 150 {
         command += &format!(" --recompute-coflows {}", a.recompute_coflows);
@@ -115,12 +125,26 @@ fn coflow_thesis(a: ThesisArgs) -> Result<()> {
         .context("row 32: hug bench")?;
     // Rows 16 and 25: the coordinator's overheads on the live coordinator (seconds).
     let overheads = overheads::measure(a.quick).context("rows 16 and 25: coordinator overheads")?;
+    // Rows 8, 9, 13, 19, 20: the emulated cluster, after the simulations (it wants the cores
+    // quiet, so the links and not the CPU are its bottleneck).
+    let testbed = if a.testbed {
+        let setting = if a.quick {
+            &testbed::QUICK
+        } else {
+            &testbed::FULL
+        };
+        Some(testbed::run(setting, a.trace.as_deref(), progress).context("--testbed")?)
+    } else {
+        None
+    };
     let extra = rows::Extra {
         tenants,
         jobs: dags,
         hug_bench,
         optimized: !cfg!(debug_assertions),
         overheads: Some(overheads),
+        testbed,
+        trace: a.trace.clone(),
     };
     let rows = rows::rows(&results, &extra);
 

@@ -361,6 +361,10 @@ pub struct Extra {
     pub optimized: bool,
     /// Rows 16 and 25: the coordinator's overheads (None: not measured).
     pub overheads: Option<super::overheads::Measured>,
+    /// Rows 8, 9, 13, 19, 20: the emulated cluster's runs (`--testbed`), if made.
+    pub testbed: Option<super::testbed::Measured>,
+    /// The trace `--trace` named (None: the bundled FB trace), for the testbed's commands.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// One line of the key results table.
@@ -515,12 +519,6 @@ const CITED: &str = "Cited from docs/orchestra.md (issue 23: real processes in n
 namespaces shaped by tbf to 200 Mbit/s, one 2-core machine, debug build, one run each); not \
 rerun by this command, so the verdict stays \"not run\" and the comparison below is by the \
 same tolerance rule, on the doc's numbers.";
-const EC2: &str = "An EC2 deployment with task-level job replay (JCT needs compute stages, which \
-no replay here has). What exists: `coflowkit replay --local 8 --netns --coflows 60 \
---scale-bytes 0.001 -s varys,aalo,fair` on the emulated cluster, which gives varys over fair \
-1.01x to 1.12x on the average CCT of 60 FB coflows against 1.04x simulated (README, five \
-runs); that slice is too light to be comparable to the thesis' 100-machine replay.";
-
 /// The 33 rows, from the runs of [`specs`].
 pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
     let g = Get(results, &extra.tenants, &extra.jobs);
@@ -608,18 +606,14 @@ pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
              on 2 loaded cores each copy and hash 64 MiB, which the links do not explain. The \
              iteration (1.9x) needs compute, not emulated."),
     ));
-    rows.push(not_run(
-        8,
-        "Varys EC2, comm-dominated jobs: avg (p95) CCT; JCT vs fair",
-        "3.16x (3.84x); 2.5x (2.94x)",
-        EC2,
-    ));
-    rows.push(not_run(
-        9,
-        "Varys EC2, all jobs: avg (p95) CCT; JCT vs fair",
-        "1.85x (1.74x); 1.25x (1.15x)",
-        EC2,
-    ));
+    // Rows 8, 9, 13, 19, 20: the emulated cluster (reproduce/testbed.rs).
+    let mut testbed = super::testbed::rows(extra.testbed.as_ref(), extra.trace.as_deref());
+    let mut take = |n: u32| {
+        let i = (testbed.iter().position(|r| r.n == n)).expect("testbed rows 8, 9, 13, 19, 20");
+        testbed.remove(i)
+    };
+    rows.push(take(8));
+    rows.push(take(9));
 
     let row10 = |v: &str, pre: &str| {
         let k = |n: &str| format!("{pre}{n}");
@@ -750,7 +744,7 @@ pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
         runs: vec!["fifo", "varys", "ref-fifo", "ref-sebf"],
         other: vec![],
     });
-    rows.push(not_run(13, "Varys deadlines EC2: % met", "57% vs 30%; 94% of admitted with 2x deadlines", "An EC2 deployment; the simulated counterpart is row 14. The coordinator runs Varys's deadline mode (crates/runtime), but no deadline replay on the emulated cluster has been measured."));
+    rows.push(take(13));
 
     let dl = vec![
         Check::percent("varys met", 75.0, g.met_percent("deadline-varys")),
@@ -866,18 +860,8 @@ pub fn rows(results: &Results, extra: &Extra) -> Vec<Row> {
         runs: vec!["tcf", "sebf", "ref-tcf", "ref-sebf"],
         other: vec![],
     });
-    rows.push(not_run(
-        19,
-        "Aalo EC2, comm-dominated: avg (p95) CCT; JCT vs fair",
-        "2.25x (2.93x); 1.57x (1.77x)",
-        EC2,
-    ));
-    rows.push(not_run(
-        20,
-        "Aalo EC2, all jobs: avg (p95) CCT; JCT vs fair",
-        "1.93x (3.59x); 1.18x (1.06x)",
-        EC2,
-    ));
+    rows.push(take(19));
+    rows.push(take(20));
     let aalo = |a: &str, v: &str| vec![Check::at_most("aalo/varys avg", 1.12, g.avg(a) / g.avg(v))];
     rows.push(Row {
         n: 21,
