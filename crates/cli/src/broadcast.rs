@@ -163,6 +163,7 @@ pub fn run(a: BroadcastArgs) -> Result<()> {
             r => Ok(r?),
         };
     }
+    crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
     let size = |s: &str, what: &str| -> Result<u64> {
         parse_size_bytes(s).with_context(|| what.to_string())
     };

@@ -103,25 +103,9 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::out::write_fmt(format_args!($($arg)*)) };
 }
 
-/// Refuses an output directory flag (`--plot`, `--out`) naming something that exists and is
-/// not a directory, before the work rather than after it (pass 33, B14), saying what it is.
-pub fn check_out_dir(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(()); // created later, which names any other problem
-    };
-    if !meta.is_dir() {
-        let what = if meta.is_file() {
-            "a file"
-        } else {
-            "not a directory"
-        };
-        anyhow::bail!(
-            "{flag} {}: exists and is {what}; name a directory (it is created if missing)",
-            path.display()
-        );
-    }
-    Ok(())
-}
+/// The one check of every command's output paths, made before the work (pass 34, C9):
+/// `check_outputs(&[Out::file("--json", a.json.as_deref())])?`.
+pub use coflowkit_simcmd::outputs::{check as check_outputs, Out};
 
 #[cfg(test)]
 mod tests {

@@ -122,6 +122,20 @@ impl RanksArgs {
     }
 }
 
+/// Whether this process checks the run's output files before the work (pass 34, C9): the
+/// `--local` launcher, before any rank starts, or rank 0 of ranks started otherwise (mpirun,
+/// srun, or one rank alone), the rank that writes them. Other ranks may run on hosts where
+/// the path means nothing.
+pub fn checks_outputs(a: &RanksArgs) -> bool {
+    match a.local {
+        Some(_) => !local::is_launched(),
+        None => coflowkit_launch::rank_from_env()
+            .ok()
+            .flatten()
+            .is_none_or(|i| i.rank == 0),
+    }
+}
+
 /// With `--local M` in the launching process: start the M ranks (each re-runs this command
 /// with its rank in its environment), wait for them, and return true. In a rank: false.
 pub fn launch_here(a: &RanksArgs, timeout: Duration) -> Result<bool> {

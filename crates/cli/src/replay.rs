@@ -143,6 +143,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     if hosts == 0 || hosts > 256 {
         bail!("--local must be between 1 and 256 daemons");
     }
+    crate::out::check_outputs(&[crate::out::Out::file_in_new_dirs(
+        "--json",
+        args.json.as_deref(),
+    )])?;
     for (name, v) in [
         ("--scale-bytes", args.scale_bytes),
         ("--scale-time", args.scale_time),
@@ -163,6 +167,13 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     // Servers take as many descriptors as the hard limit allows (the limits scale with it).
     coflowkit_runtime::listen::raise_nofile_limit();
     let (path, trace, _) = args.workload.load()?;
+    // Refused, not ignored (pass 34, C6).
+    coflowkit_simcmd::sim::refuse_dags(
+        &path,
+        &trace,
+        "`replay` starts every coflow at its arrival on the cluster, with no dependencies \
+         between coflows and no compute time",
+    )?;
     // Everything the scaling could make unusable is refused here, naming the flag, before a
     // daemon starts or anything is simulated.
     let nics = host_rates(&args, hosts)?;

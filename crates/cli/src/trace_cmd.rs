@@ -215,7 +215,27 @@ impl OutArgs {
     }
 }
 
+impl TraceCmd {
+    /// Where the command writes its trace (`-o`), if it writes one to a file.
+    fn output(&self) -> Option<&std::path::Path> {
+        let out = match self {
+            TraceCmd::Stats { .. } => return None,
+            TraceCmd::Convert { out, .. }
+            | TraceCmd::Gen(
+                GenCmd::Custom { out, .. }
+                | GenCmd::Fb { out, .. }
+                | GenCmd::Tpcds { out, .. }
+                | GenCmd::HugHost { out, .. }
+                | GenCmd::HugNet { out, .. },
+            ) => out,
+        };
+        out.output.as_deref()
+    }
+}
+
 pub fn run(cmd: TraceCmd) -> Result<()> {
+    // `-o` is checked before the trace is read or generated (pass 34, C9).
+    crate::out::check_outputs(&[crate::out::Out::file("--output", cmd.output())])?;
     match cmd {
         TraceCmd::Stats { file, json, limit } => {
             let path = file.unwrap_or_else(default_trace_path);

@@ -120,6 +120,7 @@ pub fn run(a: TransfersArgs) -> Result<()> {
         crate::async_rt::reserve()?;
         return Ok(run_flow_node(env)?);
     }
+    crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
     let exp = a.experiment.context("--experiment")?;
     let rate_bps = parse_rate_bps(&a.rate).context("--rate")?;
     let receivers: Vec<u32> = list(&a.receivers, "--receivers")?;

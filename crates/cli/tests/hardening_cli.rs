@@ -351,7 +351,11 @@ fn directories_full_disks_and_empty_traces_are_refused_plainly() {
     for (flag, path, says) in [
         ("--json", d.as_str(), "is a directory"),
         ("--csv", d.as_str(), "is a directory"),
-        ("--plot", toy.as_str(), "exists and is not a directory"),
+        (
+            "--plot",
+            toy.as_str(),
+            "exists and is a file, not a directory",
+        ),
     ] {
         let out = coflowkit(&["sim", "--trace", &toy, "-s", "fifo", flag, path]);
         let err = stderr(&out);

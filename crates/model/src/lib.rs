@@ -9,6 +9,7 @@ pub mod fabric;
 pub mod fabric_file;
 pub mod gen;
 pub mod input;
+pub mod out_path;
 pub mod small_file;
 pub mod stats;
 pub mod trace;

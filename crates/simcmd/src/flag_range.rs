@@ -77,13 +77,23 @@ pub mod wait {
     /// A whole run's timeout, or a silence before a peer or a run is declared dead, s: above
     /// 0 and at most a day.
     pub const TIMEOUT_S: f64 = 86_400.0;
+    /// The shortest timeout, s: a millisecond (no reply comes sooner).
+    pub const MIN_TIMEOUT_S: f64 = 0.001;
     /// A moment within a run, s (`transfers --adhoc-at-s`): from the start to a day later.
     pub const AT_S: (f64, f64) = (0.0, 86_400.0);
 }
 
-/// Parses a timeout in seconds: above 0 and at most [`wait::TIMEOUT_S`].
+/// Parses a timeout in seconds: at least [`wait::MIN_TIMEOUT_S`] (a millisecond) and at most
+/// [`wait::TIMEOUT_S`]. Below a millisecond no answer can come (`status --timeout-s 1e-320`
+/// was accepted as "above 0" and then reported a 330-character wait; pass 34, C11).
 pub fn timeout_s() -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
-    f64_positive(wait::TIMEOUT_S)
+    let (lo, hi) = (wait::MIN_TIMEOUT_S, wait::TIMEOUT_S);
+    move |s| match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number above 0 and at most {hi}, at least {lo} (a millisecond)"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -110,9 +120,12 @@ mod tests {
         );
         // Every wait converts to a Duration without panicking, at both ends of its range.
         let t = timeout_s();
-        for bad in ["0", "-1", "NaN", "inf", "1e300", "86400.5"] {
+        for bad in [
+            "0", "-1", "NaN", "inf", "1e300", "86400.5", "1e-320", "5e-324", "0.0009",
+        ] {
             assert!(t(bad).is_err(), "{bad}");
         }
+        assert_eq!(t("0.001"), Ok(0.001));
         for (lo, hi) in [
             wait::TICK_MS,
             wait::START_MARGIN_MS,
@@ -134,6 +147,8 @@ mod tests {
             );
         }
         assert!(sim_step_s()("0").is_err() && sim_step_s()("2").is_ok());
-        assert!(std::time::Duration::try_from_secs_f64(t("1e-308").unwrap()).is_ok());
+        // The low end of the range converts too (1e-308 was the low end before pass 34, C11).
+        assert!(std::time::Duration::try_from_secs_f64(t("0.001").unwrap()).is_ok());
+        assert!(t("1e-308").is_err());
     }
 }

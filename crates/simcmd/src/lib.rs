@@ -11,6 +11,7 @@ pub mod engine_args;
 pub mod fabric_args;
 pub mod flag_range;
 pub mod jobs;
+pub mod outputs;
 pub mod plot;
 pub mod report;
 pub mod sched_args;

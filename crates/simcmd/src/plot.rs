@@ -88,27 +88,9 @@ pub fn linear<'a>(
         .build_cartesian_2d(x, y)?)
 }
 
-/// Why `dir` cannot be a directory to write into, if that can be told before trying: a
-/// symbolic link loop, a link that leads nowhere, or something that is not a directory.
-/// (`create_dir_all` said `File exists` of the first two.)
-pub fn dir_problem(dir: &Path) -> Option<String> {
-    let link = std::fs::symlink_metadata(dir).ok()?;
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => None,
-        Ok(_) => Some("exists and is not a directory".into()),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            Some("a symbolic link loop (it leads back to itself)".into())
-        }
-        Err(e) if link.file_type().is_symlink() => Some(match std::fs::read_link(dir) {
-            Ok(to) if e.kind() == std::io::ErrorKind::NotFound => format!(
-                "a symbolic link to {}, which does not exist (a dangling link)",
-                to.display()
-            ),
-            _ => format!("a symbolic link that cannot be followed: {e}"),
-        }),
-        Err(e) => Some(e.to_string()),
-    }
-}
+/// Why `dir` cannot be a directory to write into (the shared check,
+/// [`coflowkit_model::out_path::dir_problem`]).
+pub use coflowkit_model::out_path::dir_problem;
 
 /// `create_dir_all(dir)`, saying what `dir` is when that is why it fails.
 pub fn make_dir(dir: &Path) -> Result<()> {

@@ -395,20 +395,32 @@ impl SimRun {
     }
 }
 
-/// Outputs that cannot be written are refused before the simulation, not after it: `--json`
-/// or `--csv` naming a directory, `--plot` naming something that is not one.
+/// Outputs that cannot be written are refused before the simulation, not after it (the
+/// shared check, [`crate::outputs`]): the report's writers make missing directories.
 fn check_outputs(args: &SimArgs) -> Result<()> {
-    for (flag, file) in [("--json", &args.json), ("--csv", &args.csv)] {
-        if let Some(p) = file.as_deref().filter(|p| p.is_dir()) {
-            bail!("{flag} {}: is a directory; name a file", p.display());
-        }
-    }
-    if let Some(p) = args.plot.as_deref() {
-        if let Some(why) = crate::plot::dir_problem(p) {
-            bail!("--plot {}: {why}", p.display());
-        }
-    }
-    Ok(())
+    use crate::outputs::{check, Out};
+    check(&[
+        Out::file_in_new_dirs("--json", args.json.as_deref()),
+        Out::file_in_new_dirs("--csv", args.csv.as_deref()),
+        Out::dir("--plot", args.plot.as_deref()),
+    ])
+}
+
+/// Refuse a trace with parents (DAGs) in a command that cannot honour them (pass 34, C6:
+/// `fetch sim` and `replay` started every coflow at its arrival and said nothing). `doing`
+/// says what the command would do instead: `fetch sim starts ...`.
+pub fn refuse_dags(path: &Path, trace: &Trace, doing: &str) -> Result<()> {
+    let Some(c) = trace.coflows.iter().find(|c| !c.parents.is_empty()) else {
+        return Ok(());
+    };
+    let parents: Vec<String> = c.parents.iter().take(4).map(|p| p.to_string()).collect();
+    let more = if c.parents.len() > 4 { ", ..." } else { "" };
+    bail!(
+        "{}: the trace has parents (DAGs): coflow {} waits for coflow {}{more}; {doing}, so          the result would not be this trace's; `coflowkit sim` honours parents and compute",
+        path.display(),
+        c.id,
+        parents.join(", ")
+    )
 }
 
 /// The schedulers the reference has, by our names (`tcf` is its LCF, `aalo` its DARK).

@@ -112,6 +112,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     if a.iters == 0 {
         bail!("--iters must be at least 1");
     }
+    if ranks::checks_outputs(&a.ranks) {
+        crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
+    }
     let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
     if let Some(m) = a.ranks.local {
         check_memory(&ops, &sizes, a.iters, m as usize, m as u64)?;

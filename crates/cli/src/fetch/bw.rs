@@ -26,6 +26,7 @@ pub struct BwArgs {
 }
 
 pub fn run(args: BwArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--json", args.json.as_deref())])?;
     let caps = parse_rates(&args.rates)?;
     let flows = parse_flows(&args.flows, caps.len())?;
     // Max-min fairness is scale-free, so the water-filling runs on bits per second directly.

@@ -120,9 +120,10 @@ pub struct RunResult {
 }
 
 pub fn run(args: FetchSimArgs) -> Result<()> {
-    if let Some(dir) = &args.plot {
-        crate::out::check_out_dir("--plot", dir)?;
-    }
+    crate::out::check_outputs(&[
+        crate::out::Out::file("--json", args.json.as_deref()),
+        crate::out::Out::dir("--plot", args.plot.as_deref()),
+    ])?;
     let mut policies = parse_policies(&args.policy)?;
     if !policies.contains(&Policy::Random) {
         policies.insert(0, Policy::Random);
@@ -155,6 +156,13 @@ pub fn run(args: FetchSimArgs) -> Result<()> {
             if let Some(n) = args.coflows {
                 t.coflows.truncate(n);
             }
+            // Refused, not ignored (pass 34, C6).
+            coflowkit_simcmd::sim::refuse_dags(
+                p,
+                &t,
+                "`fetch sim` runs each coflow as a job started at its arrival, with no \
+                 dependencies between coflows and no compute time",
+            )?;
             let declared = t.ports;
             let used = t.compact_ports();
             if used.is_some() {

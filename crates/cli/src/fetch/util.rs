@@ -74,9 +74,10 @@ fn list<T: std::str::FromStr>(text: &str, flag: &str) -> Result<Vec<T>> {
 }
 
 pub fn run(args: UtilArgs) -> Result<()> {
-    if let Some(dir) = &args.plot {
-        crate::out::check_out_dir("--plot", dir)?;
-    }
+    crate::out::check_outputs(&[
+        crate::out::Out::file("--json", args.json.as_deref()),
+        crate::out::Out::dir("--plot", args.plot.as_deref()),
+    ])?;
     let nodes: Vec<usize> = list(&args.nodes, "--nodes")?;
     let shares: Vec<f64> = list(&args.low_share, "--low-share")?;
     if nodes.iter().any(|&n| n < 2) {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use coflowkit_model::echo::echo;
+use coflowkit_model::echo::{echo, visible};
 use coflowkit_sched::tenant::{
     drf, hug, psp, Allocation, HugOptions, Links, Mode, Stage1, TenantSpec, Tenants,
 };
@@ -97,6 +97,7 @@ struct TenantOut {
 }
 
 pub fn run(a: AllocArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
     let path = a.vectors.display();
     let text = read_limited(&a.vectors, MAX_VECTORS_BYTES)?;
     let input: Input = serde_json::from_slice(&text).with_context(|| format!("{path}"))?;
@@ -167,7 +168,7 @@ fn tenants(input: Input) -> Result<Tenants> {
             anyhow::bail!(
                 "tenant '{}': vector has {} entries, but \"ports\": {p} means {} links (one \
                  entry per uplink, then per downlink)",
-                t.name,
+                echo(&t.name),
                 t.vector.len(),
                 2 * p as u128
             );
@@ -219,9 +220,11 @@ fn print(o: &Output, utilization: f64) -> Result<(), crate::out::StdoutError> {
             .join(" ")
     };
     for t in &o.tenants {
+        // Escaped: an ESC sequence or a newline in a name reached the terminal or forged a
+        // line (pass 34, C10). `--json` keeps the name as given (JSON escapes it).
         outln!(
             "{:<12} progress {:.6}  guarantee [{}]  consumption [{}]",
-            t.name,
+            visible(&t.name),
             t.progress,
             row(&t.guarantee),
             row(&t.consumption)

@@ -93,6 +93,7 @@ pub fn measure_fabric(p: usize, vms: usize, load: f64, repeat: usize, seed: u64)
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
     ensure!(
         a.vms >= 1 && a.repeat >= 1,
         "--vms and --repeat must be at least 1"

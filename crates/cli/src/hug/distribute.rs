@@ -67,6 +67,7 @@ struct Seen {
 }
 
 pub fn run(a: DistributeArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
     crate::async_rt::reserve()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

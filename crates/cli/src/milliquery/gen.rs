@@ -30,6 +30,7 @@ pub const MAX_RANKS: u32 = 65_536;
 pub const ROW_BYTES_ESTIMATE: u64 = 64;
 
 pub fn run(a: GenArgs) -> anyhow::Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::dir("--out", Some(&a.out))])?;
     check_room(&a)?;
     let files = generate(
         &a.out,

@@ -79,6 +79,9 @@ pub fn parse_hot_keys(a: &RunArgs) -> Result<Vec<HotKeys>> {
 
 pub fn run(a: RunArgs) -> Result<()> {
     let queries = parse_queries(&a)?;
+    if ranks::checks_outputs(&a.ranks) {
+        crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
+    }
     parse_hot_keys(&a)?;
     ShuffleProto::parse(&a.protocol)?;
     if let Some(m) = a.ranks.local {

@@ -44,6 +44,9 @@ fn check_memory(records: u64, ranks_here: u64) -> Result<()> {
 
 pub fn run(a: MilliSortArgs) -> Result<()> {
     let configs = a.configs()?; // bad options are refused before any rank starts
+    if crate::ranks::checks_outputs(&a.ranks) {
+        crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
+    }
     let timeout = Duration::from_secs_f64(a.ranks.timeout_s);
     if a.budget_ms.is_empty() {
         // Before any rank starts (--local M: M on this host), else in each rank.

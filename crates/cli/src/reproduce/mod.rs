@@ -77,6 +77,11 @@ fn relative(path: &Path, from_dir: &Path) -> String {
 }
 
 fn coflow_thesis(a: ThesisArgs) -> Result<()> {
+    // Before the runs (tens of minutes without --quick), not after them (pass 34, C9).
+    crate::out::check_outputs(&[
+        crate::out::Out::file_in_new_dirs("--out", Some(&a.out)),
+        crate::out::Out::dir("--charts", Some(&a.charts)),
+    ])?;
     let mut workload: Vec<String> = Vec::new();
     let mut command = "coflowkit reproduce coflow-thesis".to_string();
     if let Some(t) = &a.trace {

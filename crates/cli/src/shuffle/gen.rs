@@ -33,6 +33,7 @@ pub struct GenArgs {
 }
 
 pub fn run(a: GenArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--output", a.output.as_deref())])?;
     let spec = GenSpec {
         nodes: a.nodes,
         skew: a.skew,

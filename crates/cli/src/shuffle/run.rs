@@ -56,6 +56,9 @@ fn size(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
+    if ranks::checks_outputs(&a.ranks) {
+        crate::out::check_outputs(&[crate::out::Out::file("--json", a.json.as_deref())])?;
+    }
     if !(0.0..=1.0).contains(&a.skew) {
         bail!("--skew must be in [0, 1], got {}", a.skew);
     }

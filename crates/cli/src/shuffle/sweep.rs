@@ -122,7 +122,7 @@ struct JobOut {
 }
 
 pub fn run(a: SweepArgs) -> Result<()> {
-    crate::out::check_out_dir("--out", &a.out)?;
+    crate::out::check_outputs(&[crate::out::Out::dir("--out", Some(&a.out))])?;
     let targets = parse_skews(&a.skews)?;
     let protocols: Vec<String> = a
         .protocols

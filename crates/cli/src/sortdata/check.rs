@@ -40,6 +40,7 @@ pub struct CheckArgs {
 }
 
 pub fn run(a: CheckArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--summary", a.summary.as_deref())])?;
     let summary = match &a.file {
         Some(file) => summarise_file(file)?,
         None => combine_files(&a.summaries)?,

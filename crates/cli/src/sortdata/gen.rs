@@ -40,6 +40,7 @@ pub struct GenArgs {
 }
 
 pub fn run(a: GenArgs) -> Result<()> {
+    crate::out::check_outputs(&[crate::out::Out::file("--output", Some(&a.output))])?;
     let kind = RecordKind::from_flags(a.ascii, a.skewed);
     let skip_output = a.output.as_os_str() == "/dev/null";
     let mut out = if skip_output {

@@ -243,6 +243,8 @@ impl Coordinator for Service {
             return Err(bad("addr", "empty"));
         }
         check_name("addr", &r.addr)?;
+        // The daemon's own parser (pass 34, C12): `127.0.0.1:+80`, `::1:47830` were registered.
+        crate::daemon::check_advertise(&r.addr).map_err(|why| bad("addr", why))?;
         let min = crate::daemon::MIN_NIC_BYTES_PER_S;
         if !(r.nic_bytes_per_s.is_finite() && r.nic_bytes_per_s >= min) {
             return Err(bad(

@@ -121,14 +121,10 @@ impl DaemonConfig {
         }
         if let Some(d) = &self.data_dir {
             // Made when serving if missing; something else there is refused now, before the
-            // daemon says it serves (adversarial pass 33, B19).
-            if let Ok(m) = std::fs::metadata(d) {
-                if !m.is_dir() {
-                    return Err(Error::Config(format!(
-                        "data dir {}: exists and is not a directory",
-                        d.display()
-                    )));
-                }
+            // daemon says it serves (adversarial pass 33, B19), and so are a symbolic link
+            // loop and a dangling link, by name (pass 34, C8: `File exists` after serving).
+            if let Some(why) = coflowkit_model::out_path::dir_problem(d) {
+                return Err(Error::Config(format!("data dir {}: {why}", d.display())));
             }
         }
         if self.persist_all && self.data_dir.is_none() {
@@ -151,7 +147,12 @@ impl DaemonConfig {
 
 /// The advertised address: `host:port` (a port 1..65535), at most [`MAX_ADVERTISE_BYTES`],
 /// printable ASCII without spaces (other hosts dial it, `status` prints it). The error quotes
-/// it with control characters escaped.
+/// it with control characters escaped. One parser for the daemon's `--advertise` and the
+/// coordinator's `RegisterDaemon` (pass 34, C12): a socket address (`10.0.0.7:7401`,
+/// `[::1]:7401`), or a host name and a port: the port digits only (`+80` was read as 80), an
+/// IPv6 host in brackets (`::1:47830` and `a:1:2` were registered), a host whose last label
+/// is all digits a valid IPv4 address (`999.1.1.1` was registered), else a DNS name (labels
+/// of letters, digits, `-` and `_`, at most 63 bytes each and 253 in all).
 pub fn check_advertise(a: &str) -> std::result::Result<(), String> {
     let quoted = || {
         let s: String = a.chars().take(64).collect();
@@ -170,16 +171,59 @@ pub fn check_advertise(a: &str) -> std::result::Result<(), String> {
             quoted()
         ));
     }
-    let ok = a
-        .rsplit_once(':')
-        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0));
-    if !ok {
-        return Err(format!(
-            "advertised address {}: not HOST:PORT with a port 1..65535",
-            quoted()
+    host_port_problem(a).map_or(Ok(()), |why| {
+        Err(format!("advertised address {}: {why}", quoted()))
+    })
+}
+
+/// Why `a` is not `HOST:PORT` a peer can dial, if it is not (see [`check_advertise`]).
+fn host_port_problem(a: &str) -> Option<String> {
+    const SHAPE: &str = "not HOST:PORT with a port 1..65535";
+    if let Ok(sa) = a.parse::<std::net::SocketAddr>() {
+        return (sa.port() == 0).then(|| format!("{SHAPE} (port 0)"));
+    }
+    let Some((host, port)) = a.rsplit_once(':') else {
+        return Some(format!("{SHAPE} (no `:PORT`)"));
+    };
+    if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(format!("{SHAPE} (the port must be digits only)"));
+    }
+    if !port.parse::<u16>().is_ok_and(|p| p > 0) {
+        return Some(format!("{SHAPE} (port {port})"));
+    }
+    if host.is_empty() {
+        return Some(format!("{SHAPE} (no host)"));
+    }
+    if host.starts_with('[') || host.contains(':') {
+        return Some(format!(
+            "{SHAPE}: a host with `:` must be an IPv6 address in brackets, as [::1]:{port}"
         ));
     }
-    Ok(())
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels
+        .last()
+        .is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+    {
+        // `a.parse::<SocketAddr>()` failed with a good port: not an IPv4 address.
+        return Some(format!(
+            "{SHAPE}: {host} is not an IPv4 address (four numbers 0..255, no leading zeros)"
+        ));
+    }
+    let label_ok = |l: &&str| {
+        (1..=63).contains(&l.len())
+            && l.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if name.len() > 253 || !labels.iter().all(label_ok) {
+        return Some(format!(
+            "{SHAPE}: {host} is not a host name (labels of letters, digits, `-` and `_` \
+             between dots, at most 63 bytes each, 253 in all) or an IP address"
+        ));
+    }
+    None
 }
 
 pub(crate) struct Daemon {

@@ -1,5 +1,8 @@
 //! What can be wrong with a multi-tenant input: every error names the tenant and the entry.
+//! Names are quoted through `echo` (bounded, control characters shown, not sent: an ESC
+//! sequence in a tenant's name reached the terminal; pass 34, C10).
 
+use coflowkit_model::echo::echo;
 use thiserror::Error;
 
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -12,36 +15,52 @@ pub enum TenantError {
     BadCapacity { link: usize, value: f64 },
     #[error("{ports} ports need 2 x {ports} = {} link capacities, got {got}", 2 * (*ports as u128))]
     PortsMismatch { ports: usize, got: usize },
-    #[error("tenant '{tenant}': vector has {got} entries, the fabric has {want} links")]
+    #[error(
+        "tenant '{}': vector has {got} entries, the fabric has {want} links",
+        echo(tenant)
+    )]
     Length {
         tenant: String,
         got: usize,
         want: usize,
     },
-    #[error("tenant '{tenant}': entry {entry} is {value}; entries must be finite and >= 0")]
+    #[error(
+        "tenant '{}': entry {entry} is {value}; entries must be finite and >= 0",
+        echo(tenant)
+    )]
     BadEntry {
         tenant: String,
         entry: usize,
         value: f64,
     },
-    #[error("tenant '{tenant}': link {link} is out of order or outside the {links} links")]
+    #[error(
+        "tenant '{}': link {link} is out of order or outside the {links} links",
+        echo(tenant)
+    )]
     BadLink {
         tenant: String,
         link: u32,
         links: usize,
     },
-    #[error("tenant '{tenant}': flow {flow} uses port {port}, the fabric has {ports} ports")]
+    #[error(
+        "tenant '{}': flow {flow} uses port {port}, the fabric has {ports} ports",
+        echo(tenant)
+    )]
     BadPort {
         tenant: String,
         flow: usize,
         port: u32,
         ports: usize,
     },
-    #[error("tenant '{tenant}': every entry is 0; a tenant must use at least one link")]
+    #[error(
+        "tenant '{}': every entry is 0; a tenant must use at least one link",
+        echo(tenant)
+    )]
     AllZero { tenant: String },
     #[error(
-        "tenant '{tenant}': uplinks (entries 0..{ports}) sum to {up} but downlinks (entries \
+        "tenant '{}': uplinks (entries 0..{ports}) sum to {up} but downlinks (entries \
          {ports}..{}) sum to {down}; a tenant receives what it sends",
+        echo(tenant),
         2 * ports
     )]
     Unbalanced {
@@ -63,6 +82,9 @@ pub enum TenantError {
         ports: usize,
         tenants: usize,
     },
-    #[error("tenant '{tenant}': weight {value} is not a positive finite number")]
+    #[error(
+        "tenant '{}': weight {value} is not a positive finite number",
+        echo(tenant)
+    )]
     BadWeight { tenant: String, value: f64 },
 }

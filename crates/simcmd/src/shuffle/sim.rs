@@ -101,6 +101,8 @@ pub fn simulate(args: &SimArgs) -> Result<SimReport> {
 /// [`simulate`], calling `seen` every 64 timesteps (a timestep of 3,000 nodes takes ~20 ms in
 /// a debug build) with how far the run has come.
 pub fn simulate_observed(args: &SimArgs, seen: impl FnMut(Progress)) -> Result<SimReport> {
+    // Before the run, not after it (pass 34, C9).
+    crate::outputs::check(&[crate::outputs::Out::file("--json", args.json.as_deref())])?;
     let m = matrix(&args.matrix, args.nodes, args.skew, args.seed, &args.gen)?;
     let cfg = args.sim.to_config(&args.protocol, args.seed)?;
     if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
