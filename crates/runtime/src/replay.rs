@@ -22,6 +22,7 @@ use coflowkit_sched::{build, SchedOptions, SchedulerKind};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::client::{Client, ClientConfig, CoflowOptions};
@@ -262,18 +263,20 @@ async fn run(
                 };
                 let res: Result<u64> = async {
                     let id = clients[0].register(opts.name(&c.id.to_string())).await?;
-                    let puts = flows.iter().enumerate().map(|(j, f)| {
+                    let mut puts = JoinSet::new();
+                    for (j, f) in flows.iter().enumerate() {
                         let client = clients[f.src as usize].clone();
                         let len = f.bytes as u64;
-                        hosts[f.src as usize].spawn(async move {
-                            client
-                                .put_stream(id, &format!("f{j}"), Pattern::new(j as u64, len))
-                                .await
-                        })
-                    });
-                    for r in join_all(puts).await {
-                        r?;
+                        puts.spawn_on(
+                            async move {
+                                client
+                                    .put_stream(id, &format!("f{j}"), Pattern::new(j as u64, len))
+                                    .await
+                            },
+                            &hosts[f.src as usize],
+                        );
                     }
+                    all_or_first_error(puts).await?;
                     Ok(id)
                 }
                 .await;
@@ -301,7 +304,7 @@ async fn run(
     let start = Instant::now();
 
     // Shuffle: at each arrival, get every flow of the coflow.
-    let mut tasks = Vec::new();
+    let mut tasks = JoinSet::new();
     for &i in &order {
         let (trace, clients, hosts, staged, signal) = (
             trace.clone(),
@@ -310,7 +313,7 @@ async fn run(
             staged.clone(),
             staged_signal.clone(),
         );
-        tasks.push(tokio::spawn(async move {
+        tasks.spawn(async move {
             let c = &trace.coflows[i];
             let arrival = start + Duration::from_secs_f64(c.arrival_s.max(0.0));
             tokio::time::sleep_until(arrival).await;
@@ -325,20 +328,25 @@ async fn run(
                 notified.await;
             };
             let flows: Vec<_> = c.flows.iter().filter(|f| f.bytes >= 1.0).collect();
-            let gets = flows.iter().enumerate().map(|(j, f)| {
+            let mut gets = JoinSet::new();
+            for (j, f) in flows.iter().enumerate() {
                 let client = clients[f.dst as usize].clone();
-                hosts[f.dst as usize].spawn(async move {
-                    client
-                        .get_into(coflow, &format!("f{j}"), tokio::io::sink())
-                        .await
-                        .map(|_| Instant::now())
-                })
-            });
-            let mut fcts = Vec::new();
-            for r in join_all(gets).await {
-                let done = r.map_err(|e| Error::Config(format!("coflow {}: {e}", c.id)))?;
-                fcts.push(done.duration_since(arrival).as_secs_f64());
+                gets.spawn_on(
+                    async move {
+                        client
+                            .get_into(coflow, &format!("f{j}"), tokio::io::sink())
+                            .await
+                            .map(|_| Instant::now())
+                    },
+                    &hosts[f.dst as usize],
+                );
             }
+            let fcts = all_or_first_error(gets)
+                .await
+                .map_err(|e| Error::Config(format!("coflow {}: {e}", c.id)))?
+                .into_iter()
+                .map(|done| done.duration_since(arrival).as_secs_f64())
+                .collect();
             let finish = Instant::now();
             let _ = clients[0].unregister(coflow).await;
             let finish_s = finish.duration_since(start).as_secs_f64();
@@ -350,13 +358,10 @@ async fn run(
                 late_put_s: staged_at.saturating_duration_since(arrival).as_secs_f64(),
                 fcts_s: fcts,
             })
-        }));
+        });
     }
     let mut out: Vec<Option<Replayed>> = vec![None; n];
-    for t in tasks {
-        let r = t
-            .await
-            .map_err(|e| Error::Config(format!("replay task failed: {e}")))??;
+    for r in all_or_first_error(tasks).await? {
         let i = r.index;
         out[i] = Some(r);
     }
@@ -366,14 +371,20 @@ async fn run(
         .collect())
 }
 
-/// Await tasks started together; results in order.
-async fn join_all<T>(tasks: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
-    let handles: Vec<_> = tasks.collect();
-    let mut out = Vec::with_capacity(handles.len());
-    for h in handles {
-        out.push(h.await.expect("replay task panicked"));
+/// Await tasks started together, in the order they end; the first error ends the wait and
+/// aborts the rest (dropping the set). Awaited one by one in start order, a coflow whose one
+/// get failed was never READY, so its other gets, and the replay, waited for ever (an
+/// emulated-cluster replay hung for 14 minutes on one coflow with 9 of its 10 flows known).
+async fn all_or_first_error<T: 'static>(mut set: JoinSet<Result<T>>) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(set.len());
+    while let Some(r) = set.join_next().await {
+        match r {
+            Ok(Ok(v)) => out.push(v),
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err(Error::Config(format!("replay task failed: {e}"))),
+        }
     }
-    out
+    Ok(out)
 }
 
 /// `len` bytes of a fixed pseudo-random pattern (seeded by the flow number), made on the fly so
@@ -419,5 +430,40 @@ impl AsyncRead for Pattern {
             self.left -= n as u64;
         }
         Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failed task ends the wait at once, though a task started before it never ends (a
+    /// get of a coflow that can no longer become READY); the never-ending one is aborted.
+    #[tokio::test]
+    async fn the_first_error_ends_the_wait_for_tasks_that_never_end() {
+        let mut set: JoinSet<Result<u32>> = JoinSet::new();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        set.spawn(async move {
+            std::future::pending::<()>().await;
+            drop(tx);
+            Ok(1)
+        });
+        set.spawn(async { Err(Error::Config("get f1: connection reset".into())) });
+        let r = tokio::time::timeout(Duration::from_secs(10), all_or_first_error(set)).await;
+        let e = r.expect("the wait ended").unwrap_err();
+        assert!(e.to_string().contains("get f1: connection reset"), "{e}");
+        // The pending task was aborted when the set was dropped: its sender is gone.
+        assert!(rx.await.is_err());
+    }
+
+    #[tokio::test]
+    async fn every_result_comes_back_when_none_fails() {
+        let mut set: JoinSet<Result<u32>> = JoinSet::new();
+        for i in 0..5 {
+            set.spawn(async move { Ok(i) });
+        }
+        let mut got = all_or_first_error(set).await.unwrap();
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
     }
 }
