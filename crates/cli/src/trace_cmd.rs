@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use coflowkit_model::gen::tpcds::{MAX_COMPUTE_MS, MAX_QUERIES, MAX_SCANS};
 use coflowkit_model::gen::{
     self, default_classes, ClassSpec, CustomSpec, FbScaleSpec, GenError, TpcdsSpec,
 };
 use coflowkit_model::trace::{self, stats::TraceStats, Format, ReadOptions, DEFAULT_MAX_FLOWS};
 use coflowkit_model::Trace;
-use coflowkit_simcmd::flag_range::zero_or_at_least;
+use coflowkit_simcmd::flag_range::{f64_in, zero_or_at_least};
 use coflowkit_simcmd::sim::ChildSendersArg;
 
 use crate::fabric_args::default_trace_path;
@@ -95,17 +96,18 @@ pub enum GenCmd {
         /// Trace the coflows are drawn from [default: the bundled Facebook trace]
         #[arg(long)]
         base: Option<PathBuf>,
-        /// Number of queries (jobs)
-        #[arg(long, default_value_t = 100)]
-        queries: usize,
-        /// Scans per query are drawn from 1..=N
-        #[arg(long, default_value_t = 5, value_name = "N")]
-        max_scans: usize,
-        /// Compute time of a stage, ms: MIN-MAX (uniform) or one value
+        /// Number of queries (jobs; 1 to 1000000)
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_QUERIES as u64))]
+        queries: u64,
+        /// Scans per query are drawn from 1..=N (N from 1 to 64)
+        #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_SCANS as u64))]
+        max_scans: u64,
+        /// Compute time of a stage, ms: MIN-MAX (uniform) or one value (0 to 86400000, a day)
         #[arg(long, default_value = "500-5000", value_name = "MIN-MAX", value_parser = parse_ms_range)]
         compute_ms: (f64, f64),
-        /// Coflow arrival rate relative to the base trace (2 = twice as many coflows per second)
-        #[arg(long, default_value_t = 1.0)]
+        /// Coflow arrival rate relative to the base trace (2 = twice as many coflows per second;
+        /// 0.000001 to 1000000)
+        #[arg(long, default_value_t = 1.0, value_parser = f64_in(TPCDS_LOAD.0, TPCDS_LOAD.1))]
         load: f64,
         /// Fabric size [default: the ports the base trace uses]
         #[arg(long)]
@@ -309,8 +311,14 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
             // same seed then gives `sim --tpcds` this very workload.
             base.compact_ports();
             let per_coflow = base.flows() as f64 / base.coflows.len().max(1) as f64;
-            // At most 2 x scans coflows a query.
-            check_gen_size(queries.saturating_mul(2 * max_scans.max(1)), per_coflow)?;
+            let (queries, max_scans) = (queries as usize, max_scans as usize);
+            // At most 2 x scans coflows a query; the message names the flags given
+            // (adversarial pass 34, C7: it named `--coflows`, which tpcds does not have).
+            check_gen_size_of(
+                &format!("--queries {queries} with --max-scans {max_scans}"),
+                queries.saturating_mul(2 * max_scans.max(1)),
+                per_coflow,
+            )?;
             let spec = TpcdsSpec {
                 queries,
                 max_scans,
@@ -364,19 +372,48 @@ fn flag_error(e: GenError) -> anyhow::Error {
     }
 }
 
-/// `MIN-MAX` or a single value, in ms (checked by the generator).
+/// `trace gen tpcds --load`: a millionth to a million times the base trace's rate (1e-320
+/// printed a 330-digit mean interarrival, adversarial pass 34, C11).
+const TPCDS_LOAD: (f64, f64) = (1e-6, 1e6);
+
+/// `MIN-MAX` or a single value, in ms, each from 0 to a day and MIN at most MAX (1e308 was
+/// echoed back in 309 digits by the generator, adversarial pass 34, C11).
 fn parse_ms_range(s: &str) -> Result<(f64, f64), String> {
     let num = |t: &str| {
-        t.trim()
-            .parse::<f64>()
-            .map_err(|_| format!("`{t}` is not a number of ms (expected MIN-MAX, e.g. 500-5000)"))
+        match t.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=MAX_COMPUTE_MS).contains(&v) => Ok(v + 0.0),
+        Ok(_) => Err(format!(
+            "`{}` ms is out of range: each of MIN-MAX must lie from 0 to {MAX_COMPUTE_MS} ms (a day)",
+            short(t)
+        )),
+        Err(_) => Err(format!(
+            "`{}` is not a number of ms (expected MIN-MAX, e.g. 500-5000)",
+            short(t)
+        )),
+    }
     };
-    match s.split_once('-') {
-        Some((a, b)) if !a.trim().is_empty() => Ok((num(a)?, num(b)?)),
+    let (lo, hi) = match s.split_once('-') {
+        Some((a, b)) if !a.trim().is_empty() => (num(a)?, num(b)?),
         _ => {
             let v = num(s)?;
-            Ok((v, v))
+            (v, v)
         }
+    };
+    if lo > hi {
+        return Err(format!(
+            "MIN is above MAX in `{}` (expected MIN-MAX, e.g. 500-5000)",
+            short(s)
+        ));
+    }
+    Ok((lo, hi))
+}
+
+/// A token as typed, cut to 40 characters (a flag value may be a 300-digit number).
+fn short(t: &str) -> String {
+    let t = t.trim();
+    match t.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &t[..i]),
+        None => t.to_string(),
     }
 }
 
@@ -388,10 +425,15 @@ const MAX_GEN_BYTES: f64 = 8e9;
 /// Refuse `coflows` of about `flows_per_coflow` flows each (at least) if they would pass
 /// [`MAX_GEN_BYTES`].
 fn check_gen_size(coflows: usize, flows_per_coflow: f64) -> Result<()> {
+    check_gen_size_of(&format!("--coflows {coflows}"), coflows, flows_per_coflow)
+}
+
+/// [`check_gen_size`], naming the flags that set the size as `flags`.
+fn check_gen_size_of(flags: &str, coflows: usize, flows_per_coflow: f64) -> Result<()> {
     let need = coflows as f64 * flows_per_coflow.max(1.0) * FLOW_BYTES;
     if need > MAX_GEN_BYTES {
         anyhow::bail!(
-            "--coflows {coflows}: the trace would need about {:.0} GB in memory ({coflows} coflows \
+            "{flags}: the trace would need about {:.0} GB in memory ({coflows} coflows \
              x {flows_per_coflow:.0} flows x {FLOW_BYTES} bytes), over the limit of {:.0} GB",
             need / 1e9,
             MAX_GEN_BYTES / 1e9

@@ -222,7 +222,19 @@ impl SimConfig {
             return bad(
                 "preempt-interval-rtt",
                 format!(
-                    "the mean preempted interval must be at least 1 timestep, got {}",
+                    "the mean preempted interval must be at least 1 timestep, got {:e}",
+                    pr.mean_steps
+                ),
+            );
+        }
+        // The oracles number timesteps as u32 over 4 x the mean interval (adversarial pass
+        // 34, C2: 1e18 overflowed the horizon).
+        if pr.on() && pr.mean_steps > MAX_PREEMPT_STEPS {
+            return bad(
+                "preempt-interval-rtt",
+                format!(
+                    "the mean preempted interval must be at most {MAX_PREEMPT_STEPS:e} \
+                     timesteps, got {:e}",
                     pr.mean_steps
                 ),
             );
@@ -294,6 +306,10 @@ impl SimConfig {
         Ok(p)
     }
 }
+
+/// The longest mean preempted interval, in timesteps: the oracles replay a horizon of 4 x it
+/// and number its steps as `u32`.
+pub const MAX_PREEMPT_STEPS: f64 = (1u64 << 30) as f64;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum SimError {

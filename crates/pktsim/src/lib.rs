@@ -49,9 +49,38 @@ pub fn try_run_observed(
     matrix: &PacketMatrix,
     cfg: &SimConfig,
     every: u64,
+    seen: impl FnMut(Progress),
+) -> Result<SimReport, SimError> {
+    try_run_afforded(matrix, cfg, every, seen, |_| Ok(()))
+}
+
+/// As [`try_run_observed`], first asking `afford` whether the bytes the preemption oracles
+/// will replay ([`Oracles::replay_bytes`], known once the run's lower bound is) fit; a refusal
+/// comes back, before any timestep, as a setting error naming `preempt-interval-rtt`.
+pub fn try_run_afforded(
+    matrix: &PacketMatrix,
+    cfg: &SimConfig,
+    every: u64,
     mut seen: impl FnMut(Progress),
+    afford: impl FnOnce(u64) -> Result<(), String>,
 ) -> Result<SimReport, SimError> {
     let mut sim = Sim::new(matrix, cfg)?;
+    if cfg.preempt.on() {
+        let hint = sim.bounds.lower().value().ceil() as u64;
+        let bytes = Oracles::replay_bytes(matrix.n, &cfg.preempt, hint);
+        afford(bytes).map_err(|why| SimError::Config {
+            field: "preempt-interval-rtt",
+            why: format!(
+                "the preemption oracles would replay {} nodes over {} timesteps (--preempt {}, \
+                 mean interval {} timesteps): {why}; use a shorter --preempt-interval-rtt, a \
+                 larger --preempt or fewer nodes",
+                matrix.n,
+                Oracles::first_horizon(&cfg.preempt, hint),
+                cfg.preempt.fraction,
+                cfg.preempt.mean_steps
+            ),
+        })?;
+    }
     let every = every.max(1);
     while !sim.finished() && !sim.stuck() {
         sim.step();

@@ -45,16 +45,39 @@ impl Oracles {
         if !p.on() {
             return None;
         }
-        let mut horizon = ((hint as f64 / (1.0 - p.fraction).max(0.01)) as u64) * 2
-            + 4 * p.mean_steps as u64
-            + 64;
+        let mut horizon = Self::first_horizon(p, hint);
         loop {
             let replay = Replay::new(p, seed, m.n, horizon);
             if let Some(o) = Self::within(m, &replay, rx_rate) {
                 return Some(o);
             }
-            horizon *= 2;
+            horizon = horizon.saturating_mul(2);
         }
+    }
+
+    /// The horizon of the first replay for a run whose lower bound is `hint` timesteps
+    /// (saturating: a mean interval of 1e18 steps overflowed here, adversarial pass 34, C2).
+    pub fn first_horizon(p: &Preemption, hint: u64) -> u64 {
+        ((hint as f64 / (1.0 - p.fraction).max(0.01)) as u64)
+            .saturating_mul(2)
+            .saturating_add((p.mean_steps as u64).saturating_mul(4))
+            .saturating_add(64)
+    }
+
+    /// Bytes the first replay of [`Oracles::compute`] holds for `n` nodes (every node's state
+    /// per step, its running steps as `u32`, a bit set, and one count per step), or `u64::MAX`
+    /// past the `u32` steps it can number; 0 when preemption is off. For a caller to refuse a
+    /// run whose oracles would not fit, before simulating (adversarial pass 34, C3: 320 GB).
+    pub fn replay_bytes(n: usize, p: &Preemption, hint: u64) -> u64 {
+        if !p.on() {
+            return 0;
+        }
+        let horizon = Self::first_horizon(p, hint);
+        if horizon > u32::MAX as u64 {
+            return u64::MAX;
+        }
+        let per_step = (n as u128) * 41 / 8 + 4;
+        u64::try_from(horizon as u128 * per_step).unwrap_or(u64::MAX)
     }
 
     /// The oracles if they all fall within the replay's horizon.

@@ -84,7 +84,9 @@ impl NodeSchedule {
         while t >= self.until {
             self.preempted = !self.preempted;
             let len = self.draw(self.preempted);
-            self.until += len;
+            // A running interval of a tiny fraction (mean_pre x (1 - p) / p) can be about
+            // u64::MAX steps: the node then runs for ever (adversarial pass 34, C1).
+            self.until = self.until.saturating_add(len);
         }
         self.preempted
     }

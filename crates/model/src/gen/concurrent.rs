@@ -6,6 +6,10 @@
 //! All coflows arrive at t = 0; their order is their ids, renumbered 1..=N in the drawn
 //! order (simulators break arrival ties by id), so a policy that admits in arrival order,
 //! like Varys's deadline mode, sees them in the drawn order.
+//!
+//! A trace with parents (DAGs) is refused: a draw of coflows at once has no dependencies to
+//! keep (a parent may not be drawn, and all arrive at 0), and dropping them silently lost the
+//! jobs and their compute times (adversarial pass 34, C5). `--max-waves` refuses them too.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -25,6 +29,17 @@ pub fn concurrent(trace: &Trace, n: usize, seed: u64) -> Result<Trace, GenError>
             ),
         });
     }
+    if let Some(c) = trace.coflows.iter().find(|c| !c.parents.is_empty()) {
+        return Err(GenError::BadSpec {
+            field: "coflow parents",
+            why: format!(
+                "coflow {} has parents (the trace is a DAG workload): coflows drawn to arrive \
+                 at once have no dependencies between them, so its parents and compute times \
+                 would be lost; run the DAG trace without --concurrent",
+                c.id
+            ),
+        });
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut picked: Vec<_> = trace
         .coflows
@@ -35,7 +50,6 @@ pub fn concurrent(trace: &Trace, n: usize, seed: u64) -> Result<Trace, GenError>
     for (i, c) in picked.iter_mut().enumerate() {
         c.id = i as u64 + 1;
         c.arrival_s = 0.0;
-        c.parents.clear();
     }
     Ok(Trace {
         ports: trace.ports,
@@ -77,5 +91,26 @@ mod tests {
         assert_eq!(concurrent(&t, 10, 5).unwrap(), a);
         assert_ne!(concurrent(&t, 10, 6).unwrap(), a);
         assert!(concurrent(&t, 31, 1).is_err() && concurrent(&t, 0, 1).is_err());
+    }
+
+    /// Adversarial pass 34, C5: the parents and compute times of a DAG trace were cleared
+    /// without a word; such a trace is refused, naming a coflow with parents.
+    #[test]
+    fn a_dag_trace_is_refused_not_stripped_of_its_parents() {
+        let f = Flow {
+            src: 0,
+            dst: 1,
+            bytes: 1.0,
+        };
+        let mut child = Coflow::new(2, 0.0, vec![f]);
+        child.parents = vec![1];
+        child.compute_s = 0.01;
+        let t = Trace {
+            ports: 2,
+            coflows: vec![Coflow::new(1, 0.0, vec![f]), child],
+        };
+        let e = concurrent(&t, 2, 1).unwrap_err().to_string();
+        assert!(e.contains("coflow 2 has parents"), "{e}");
+        assert!(e.contains("without --concurrent"), "{e}");
     }
 }

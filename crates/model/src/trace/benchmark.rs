@@ -51,6 +51,8 @@ pub fn parse_limited(text: &str, file: &str, max_flows: u64) -> Result<Trace, Tr
 struct Place {
     line: usize,
     parent_fields: Vec<usize>,
+    /// The field of the compute time, if the line has one.
+    compute_field: Option<usize>,
 }
 
 /// The parents of a read trace as a DAG workload (`dag::check`), blaming the line and the
@@ -75,6 +77,53 @@ fn check_dag(
         ));
     }
     dag::sort_for_replay(&mut trace.coflows);
+    check_releases(trace, file, places)
+}
+
+/// A child is released no earlier than its parents' earliest releases plus its compute time:
+/// that time must stay within 2^53 ms, where arrivals are bounded so that milliseconds stay
+/// exact (adversarial pass 34, C13: an arrival near 2^53 ms plus a compute of 2^53 ms was
+/// released at 1.8e16 ms, where a 1 KB coflow's CCT came out 0). `trace.coflows` is in replay
+/// order: parents first.
+fn check_releases(
+    trace: &Trace,
+    file: &str,
+    places: &HashMap<CoflowId, Place>,
+) -> Result<(), TraceError> {
+    let mut earliest_ms: HashMap<CoflowId, f64> = HashMap::with_capacity(trace.coflows.len());
+    for c in &trace.coflows {
+        let arrival_ms = c.arrival_s * 1000.0;
+        let after_parents = (c.parents.iter())
+            .map(|p| earliest_ms.get(p).copied().unwrap_or(0.0))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let release_ms = if c.parents.is_empty() {
+            arrival_ms
+        } else {
+            arrival_ms.max(after_parents + c.compute_s * 1000.0)
+        };
+        if release_ms > MAX_EXACT_MS {
+            let place = places.get(&c.id);
+            let field = match place.and_then(|p| p.compute_field) {
+                Some(k) => Field::new(k, "compute ms"),
+                None => Field::new(1, "coflow id"),
+            };
+            return Err(TraceError::new(
+                file,
+                place.map_or(0, |p| p.line),
+                TraceErrorKind::Dag {
+                    field,
+                    why: format!(
+                        "coflow {} is released no earlier than {release_ms:e} ms (its parents' \
+                         earliest release plus its compute time), past 2^53 ms, where \
+                         milliseconds are no longer exact: shorten the compute times along \
+                         this chain",
+                        c.id
+                    ),
+                },
+            ));
+        }
+        earliest_ms.insert(c.id, release_ms);
+    }
     Ok(())
 }
 
@@ -101,15 +150,18 @@ fn parse_parents(line: &mut Line, c: &mut Coflow) -> Result<Option<Place>, Trace
         parent_fields.push(field.index);
         c.parents.push(id);
     }
+    let mut compute_field = None;
     if line.peek() == Some(COMPUTE) {
         line.token(COMPUTE)?;
-        let (_, ms) = line.ms("compute ms")?;
+        let (field, ms) = line.ms("compute ms")?;
+        compute_field = Some(field.index);
         // -0 + 0 is +0.
         c.compute_s = arrival_s_of_ms(ms) + 0.0;
     }
     Ok(Some(Place {
         line: line.number,
         parent_fields,
+        compute_field,
     }))
 }
 

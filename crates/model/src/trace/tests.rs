@@ -551,6 +551,33 @@ fn bad_parents_name_file_line_and_field() {
     );
 }
 
+/// Adversarial pass 34, C13: arrivals are bounded by 2^53 ms so that milliseconds stay exact,
+/// but a child's release (its parents' release plus its compute) was not: 9007199254740000 +
+/// 9007199254740992 ms gave CCTs of 0. The release is bounded like an arrival, along chains.
+#[test]
+fn a_release_past_2_53_ms_is_refused_naming_the_compute_time() {
+    fails(
+        "4 2\n1 9007199254740000 1 0 1 1:0.001\n\
+         2 9007199254740000 1 0 1 1:0.001 parents 1 1 compute 9007199254740992\n",
+        3,
+        "field 11 (compute ms)",
+        "past 2^53 ms",
+    );
+    // Each compute within bounds, the chain past them: blamed on the coflow that passes.
+    let half = 4503599627370496u64; // 2^52
+    let chain = format!(
+        "4 4\n1 0 1 0 1 1:1\n2 0 1 0 1 1:1 parents 1 1 compute {half}\n\
+         3 0 1 0 1 1:1 parents 1 2 compute {half}\n4 0 1 0 1 1:1 parents 1 3 compute 2\n"
+    );
+    fails(&chain, 5, "field 11 (compute ms)", "coflow 4 is released");
+    // Exactly 2^53 is fine.
+    let ok = format!(
+        "4 3\n1 0 1 0 1 1:1\n2 0 1 0 1 1:1 parents 1 1 compute {half}\n\
+         3 0 1 0 1 1:1 parents 1 2 compute {half}\n"
+    );
+    parse_str_with(&ok, "ok.txt", &ReadOptions::default()).expect("a release at 2^53 ms is exact");
+}
+
 #[test]
 fn a_cycle_of_parents_is_refused_naming_it() {
     let text = "8 4\n\

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use coflowkit_pktsim::{try_run_observed, Progress, SimReport};
+use coflowkit_pktsim::{try_run_afforded, Progress, SimReport};
 use coflowkit_shuffle::matrix::{
     check_nodes, generate_with, read_packet_matrix, GenSpec, PacketMatrix, SIM_BYTES_PER_MESSAGE,
 };
@@ -108,7 +108,10 @@ pub fn simulate_observed(args: &SimArgs, seen: impl FnMut(Progress)) -> Result<S
     if std::env::var_os("COFLOWKIT_DEBUG").is_some() {
         let _ = writeln!(std::io::stderr(), "{cfg:?}");
     }
-    Ok(try_run_observed(&m, &cfg, 1 << 6, seen)?)
+    // The preemption oracles replay every node over a horizon that grows with the mean
+    // interval: refused before the run when it would not fit (adversarial pass 34, C3).
+    let afford = |bytes: u64| crate::sim_memory::fits(bytes, 0).map_err(|s| s.describe());
+    Ok(try_run_afforded(&m, &cfg, 1 << 6, seen, afford)?)
 }
 
 /// The report as `--json` writes it: the seed, then the report's fields.

@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
-use crate::flag_range::{f64_positive, gbps};
+use crate::flag_range::{f64_in, f64_positive, gbps, zero_or_in};
 use coflowkit_pktsim::{LocalBytes, Loss, Placement, Preemption, Priorities, SimConfig, Variation};
 use coflowkit_shuffle::proto::{
     GrantOptions, GrantStart, Policy, Protocol, Rounding, RxBasis, Unscheduled, Window,
@@ -119,12 +119,13 @@ pub struct SimOpts {
     /// Switch ports that send control packets ahead of data [default: edge; none with --baseline].
     #[arg(long, visible_alias = "priority", value_enum, help_heading = "Network")]
     pub priorities: Option<PrioArg>,
-    /// Application preemption: the fraction of time each node is preempted (0: off).
-    #[arg(long, default_value_t = 0.0, help_heading = "Interference")]
+    /// Application preemption: the fraction of time each node is preempted (0: off, else
+    /// 0.000001 to 0.99).
+    #[arg(long, default_value_t = 0.0, value_parser = zero_or_in(PREEMPT.0, PREEMPT.1), help_heading = "Interference")]
     pub preempt: f64,
     /// Mean preempted interval in intra-rack RTTs (4 hops, 8 timesteps by default); lengths
-    /// are N(mu, mu/4).
-    #[arg(long, default_value_t = 20.0, help_heading = "Interference")]
+    /// are N(mu, mu/4) (0.01 to 10000).
+    #[arg(long, default_value_t = 20.0, value_parser = f64_in(PREEMPT_INTERVAL_RTT.0, PREEMPT_INTERVAL_RTT.1), help_heading = "Interference")]
     pub preempt_interval_rtt: f64,
     /// Link bandwidth variation: each switch port's capacity is redrawn uniformly between
     /// (1 - this) and 1 times nominal (0: off).
@@ -241,6 +242,17 @@ pub struct SimOpts {
     #[arg(long, help_heading = "Output")]
     pub max_steps: Option<u64>,
 }
+
+/// `--preempt` when on: below a millionth a node's running interval (mean x (1 - p) / p) passes
+/// any run (1e-320 made it about 2^64 steps, which overflowed, adversarial pass 34, C1); above
+/// 0.99 the oracles' horizon no longer grows with it (it divides by 1 - p, at least 0.01).
+pub const PREEMPT: (f64, f64) = (1e-6, 0.99);
+
+/// `--preempt-interval-rtt`: 10,000 RTTs is 80,000 timesteps at the default hop latency, the
+/// length of a long run; the oracles replay every node over a horizon of 4 x the mean, so 1e18
+/// overflowed it and 1e9 asked for 32 GB (adversarial pass 34, C2, C3). What remains is
+/// checked against the memory this process may use before the run.
+pub const PREEMPT_INTERVAL_RTT: (f64, f64) = (0.01, 10_000.0);
 
 /// `--global-sched`: off, or the staleness X (0 = fresh).
 #[derive(Clone, Copy, Debug, PartialEq)]
