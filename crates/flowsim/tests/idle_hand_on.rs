@@ -102,38 +102,6 @@ fn an_incast_served_one_flow_at_a_time_costs_one_decision_not_one_per_flow() {
     }
 }
 
-/// Random coflows on a few ports with uneven capacities and deadlines: fabrics that empty
-/// between arrivals, with one or several coflows waiting.
-fn workload() -> impl Strategy<Value = (Trace, Fabric)> {
-    (2u32..6).prop_flat_map(|ports| {
-        let flow = (0..ports, 0..ports, 0.01f64..8.0).prop_map(|(src, dst, bytes)| Flow {
-            src,
-            dst,
-            bytes,
-        });
-        let coflow = (
-            0.0f64..12.0,
-            prop::collection::vec(flow, 1..8),
-            prop::option::of(0.5f64..10.0),
-        );
-        let caps = prop::collection::vec(0.5f64..2.0, ports as usize);
-        (prop::collection::vec(coflow, 1..6), caps).prop_map(move |(cs, caps)| {
-            let coflows = (cs.into_iter().enumerate())
-                .map(|(i, (arrival, flows, deadline))| {
-                    let mut c = Coflow::new(i as u64 + 1, arrival, flows);
-                    c.deadline_s = deadline;
-                    c
-                })
-                .collect();
-            let fabric = Fabric {
-                up_bytes_per_s: caps.clone(),
-                down_bytes_per_s: caps.iter().rev().copied().collect(),
-            };
-            (Trace { ports, coflows }, fabric)
-        })
-    })
-}
-
 /// Incasts: coflows whose flows mostly share a reducer, whole sizes (ties), apart in time.
 fn incasts() -> impl Strategy<Value = (Trace, Fabric)> {
     (3u32..9).prop_flat_map(|ports| {
@@ -182,7 +150,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn idle_hand_ons_give_the_ccts_of_full_decisions(t in workload()) {
+    fn idle_hand_ons_give_the_ccts_of_full_decisions(t in common::random::workload(12.0, 8, 6)) {
         same_as_deciding(&t)?;
     }
 

@@ -10,43 +10,11 @@ use coflowkit_sched::{build, FlowCompletion, SchedOptions, SchedulerKind};
 use common::*;
 use proptest::prelude::*;
 
-fn workload() -> impl Strategy<Value = (Trace, Fabric)> {
-    (2u32..6).prop_flat_map(|ports| {
-        let flow = (0..ports, 0..ports, 0.01f64..8.0).prop_map(|(src, dst, bytes)| Flow {
-            src,
-            dst,
-            bytes,
-        });
-        let coflow = (
-            0.0f64..6.0,
-            prop::collection::vec(flow, 1..6),
-            prop::option::of(0.5f64..10.0),
-        );
-        let caps = prop::collection::vec(0.5f64..2.0, ports as usize);
-        (prop::collection::vec(coflow, 1..7), caps).prop_map(move |(cs, caps)| {
-            let coflows = cs
-                .into_iter()
-                .enumerate()
-                .map(|(i, (arrival, flows, deadline))| {
-                    let mut c = Coflow::new(i as u64 + 1, arrival, flows);
-                    c.deadline_s = deadline;
-                    c
-                })
-                .collect();
-            let fabric = Fabric {
-                up_bytes_per_s: caps.clone(),
-                down_bytes_per_s: caps.iter().rev().copied().collect(),
-            };
-            (Trace { ports, coflows }, fabric)
-        })
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
-    fn every_scheduler_finishes_everything_within_bounds(t in workload()) {
+    fn every_scheduler_finishes_everything_within_bounds(t in common::random::workload(6.0, 6, 7)) {
         for how in [FlowCompletion::Redistribute, FlowCompletion::Recompute, FlowCompletion::Ignore] {
         let mut opts = SchedOptions { on_flow_completion: how, ..Default::default() };
         opts.varys.on_flow_completion = how;
@@ -122,7 +90,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn pfp_redistribution_equals_full_decisions(t in workload()) {
+    fn pfp_redistribution_equals_full_decisions(t in common::random::workload(6.0, 6, 7)) {
         pfp_paths_agree(&t)?;
     }
 
@@ -168,7 +136,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn pair_world_equals_per_flow_world(t in workload()) {
+    fn pair_world_equals_per_flow_world(t in common::random::workload(6.0, 6, 7)) {
         pair_world_agrees(&t)?;
     }
 

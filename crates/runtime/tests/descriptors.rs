@@ -108,10 +108,14 @@ fn servers_out_of_descriptors_back_off_and_serve_again() {
         held.push(TcpStream::connect(dmn).unwrap());
     }
     std::thread::sleep(Duration::from_millis(700));
-    // Still out of descriptors: a new connection is closed at once (the server gives up its
-    // spare descriptor to accept and close what waits), not left unanswered in the backlog.
+    // Still out of descriptors: a new connection is not left unanswered in the backlog. It
+    // is closed at once (the server gives up its spare descriptor to accept and close what
+    // waits), or, if the coordinator's accept won a descriptor the daemon's listener freed
+    // while shedding (two listeners share one descriptor table; seen in CI under load), it is
+    // accepted and closed by the 10 s handshake deadline. The shedding itself is checked by
+    // its counter below.
     let mut late = TcpStream::connect(coord).unwrap();
-    late.set_read_timeout(Some(Duration::from_secs(10)))
+    late.set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
     let t0 = Instant::now();
     match late.read(&mut [0u8; 64]) {

@@ -1,6 +1,8 @@
 //! What the CLI process tests share: running the binary, writing inputs, stopping servers.
 #![allow(dead_code)]
 
+pub mod bounded;
+
 use std::path::Path;
 use std::process::{Child, Command, Output};
 

@@ -1,6 +1,7 @@
 //! Toy workloads for the oracle tests: unit-capacity ports, sizes in units, times in units.
 #![allow(dead_code)]
 
+pub mod random;
 pub mod toys;
 
 use coflowkit_flowsim::{simulate, SimOutput};
