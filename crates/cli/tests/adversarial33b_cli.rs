@@ -12,8 +12,8 @@ use common::bounded::{ok, refused, run, run_with};
 use common::{write, TOY};
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 const MAX: &str = "18446744073709551615";
 

@@ -11,9 +11,7 @@ mod common;
 use common::bounded::{ok, refused, run, run_with};
 use common::write;
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MAX: &str = "18446744073709551615";
 
