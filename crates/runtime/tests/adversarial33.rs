@@ -17,7 +17,7 @@ use coflowkit_runtime::proto::{
 use coflowkit_runtime::{coordinator, daemon, rpc, CoordinatorConfig, DaemonConfig};
 use coflowkit_runtime::{Running, PROTOCOL_VERSION};
 use coflowkit_sched::SchedulerKind;
-use common::{loopback, token};
+use common::{loopback, metrics, token};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn start(registry: RegistryLimits) -> Running {
@@ -34,14 +34,6 @@ fn daemon_req(addr: &str, nic: f64) -> RegisterDaemonRequest {
         nic_bytes_per_s: nic,
         ..Default::default()
     }
-}
-
-async fn metrics(addr: SocketAddr) -> String {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").await.unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.unwrap();
-    out
 }
 
 /// B8: a NIC rate above 1 Pbit/s is refused naming the field (1.7e308 was accepted and every

@@ -8,17 +8,9 @@ use std::time::Duration;
 use coflowkit_runtime::listen::Limits;
 use coflowkit_runtime::{coordinator, CoordinatorConfig};
 use coflowkit_sched::SchedulerKind;
-use common::{bytes, loopback, token, Cluster};
+use common::{bytes, loopback, metrics, token, Cluster};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-async fn metrics(addr: std::net::SocketAddr) -> String {
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").await.unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.unwrap();
-    out
-}
 
 fn value(page: &str, series: &str) -> f64 {
     page.lines()

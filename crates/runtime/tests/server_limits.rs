@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
-
 use coflowkit_runtime::coordinator::state::RegistryLimits;
 use coflowkit_runtime::coordinator::status::STATUS_MAX_BYTES;
 use coflowkit_runtime::proto::{
@@ -15,9 +13,8 @@ use coflowkit_runtime::proto::{
 };
 use coflowkit_runtime::{coordinator, rpc, CoordinatorConfig, Running, PROTOCOL_VERSION};
 use coflowkit_sched::SchedulerKind;
-use common::{loopback, token};
+use common::{loopback, metrics, token};
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn start(registry: RegistryLimits) -> Running {
     let mut cfg = CoordinatorConfig::new(token(), SchedulerKind::Varys);
@@ -45,14 +42,6 @@ fn flow(flow: u64, coflow: u64) -> FlowInfo {
         size_bytes: 1 << 20,
         ..Default::default()
     }
-}
-
-async fn metrics(addr: SocketAddr) -> String {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").await.unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.unwrap();
-    out
 }
 
 /// 120,000 flows (about 100,000 made the reply pass gRPC's 4 MiB limit and fail with

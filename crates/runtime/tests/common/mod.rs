@@ -127,6 +127,16 @@ impl Cluster {
     }
 }
 
+/// The coordinator's (or a daemon's) `/metrics` page at `addr`, whole.
+pub async fn metrics(addr: SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    out
+}
+
 /// Deterministic bytes (xorshift from a seed).
 pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
